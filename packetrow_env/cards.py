@@ -1,0 +1,222 @@
+"""The card catalogue: one row per physical card, loaded into per-card numpy columns.
+
+The default catalogue (``data/cards.csv``) is partly a reconstruction of the
+published cards (see the README); users with the physical game pass their own
+file, which is validated against the component counts of RULES.md R-COMP-2.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+BOARDS = ("guildhall", "docks", "market", "bank")
+START = 4  # board code of the starting contracts (they have a guildhall back)
+BOARD_CODES = BOARDS + ("start",)
+GOODS = ("grain", "cotton", "fur", "tobacco")
+DESTINATIONS = ("great_britain", "france", "netherlands", "sweden", "spain", "german_confederation")
+KINDS = ("contract", "assistant", "building", "ship", "captain", "gold", "goods", "trader", "money", "banker")
+(CONTRACT, ASSISTANT, BUILDING, SHIP, CAPTAIN, GOLD, GOODS_KIND, TRADER, MONEY, BANKER) = range(len(KINDS))
+
+COLUMNS = ("id", "board", "kind", "name", "good", "quantity", "destination", "reward", "cost", "vp", "money", "value")
+NUMERIC = ("quantity", "reward", "cost", "vp", "money", "value")
+NUM_CARDS = 172
+NUM_CONTRACTS = 36
+
+DEFAULT_PATH = Path(__file__).parent / "data" / "cards.csv"
+
+# R-COMP-2: how many cards of each kind each board holds.
+_COMPOSITION = {
+    "guildhall": {"contract": 24, "assistant": 5, "building": 9},
+    "docks": {"ship": 18, "captain": 5, "gold": 10, "building": 9},
+    "market": {"goods": 28, "trader": 5, "building": 9},
+    "bank": {"money": 24, "banker": 5, "building": 9},
+    "start": {"contract": 12},
+}
+# Cards that can be spent in a shipment: R-SHIP-7 needs a positive value for them.
+_SHIPMENT_KINDS = ("ship", "captain", "gold", "goods", "trader")
+
+
+@dataclass(frozen=True, eq=False)
+class Catalogue:
+    """All cards of one game as numpy columns indexed by card id."""
+
+    path: str
+    names: tuple[str, ...]
+    board: np.ndarray  # 0-3 board, 4 = starting contract
+    kind: np.ndarray
+    good: np.ndarray  # -1 where not applicable
+    quantity: np.ndarray
+    destination: np.ndarray  # -1 where not applicable
+    reward: np.ndarray
+    cost: np.ndarray
+    vp: np.ndarray
+    money: np.ndarray
+    value: np.ndarray
+    contract_ids: np.ndarray = field(init=False)  # contract number k -> card id
+    contract_number: np.ndarray = field(init=False)  # card id -> k, or -1
+    board_cards: tuple[np.ndarray, ...] = field(init=False)  # board -> its deck's card ids
+    start_contracts: np.ndarray = field(init=False)
+
+    def __post_init__(self):
+        contract_ids = np.flatnonzero(self.kind == CONTRACT)
+        number = np.full(NUM_CARDS, -1, dtype=np.int16)
+        number[contract_ids] = np.arange(len(contract_ids))
+        object.__setattr__(self, "contract_ids", contract_ids)
+        object.__setattr__(self, "contract_number", number)
+        object.__setattr__(self, "board_cards", tuple(np.flatnonzero(self.board == b) for b in range(4)))
+        object.__setattr__(self, "start_contracts", np.flatnonzero(self.board == START))
+        for column in ("board", "kind", "good", "quantity", "destination", "reward", "cost", "vp", "money", "value",
+                       "contract_ids", "contract_number", "start_contracts"):
+            getattr(self, column).flags.writeable = False
+
+    def describe(self, card: int) -> str:
+        """A short human name for a card, e.g. 'contract: 3 cotton to netherlands for $25'."""
+        kind = KINDS[self.kind[card]]
+        if kind == "contract":
+            start = "starting " if self.board[card] == START else ""
+            return (f"{start}contract: {self.quantity[card]} {GOODS[self.good[card]]} to "
+                    f"{DESTINATIONS[self.destination[card]].replace('_', ' ')} for ${self.reward[card]}")
+        if kind == "ship":
+            return f"ship to {DESTINATIONS[self.destination[card]].replace('_', ' ')}"
+        if kind == "goods":
+            return f"{self.quantity[card]} {GOODS[self.good[card]]}"
+        if kind == "gold":
+            return "double gold nugget" if self.quantity[card] == 2 else "single gold nugget"
+        if kind == "money":
+            return f"money ${self.money[card]}"
+        if kind == "building":
+            return f"{self.names[card].replace('_', ' ')} ({self.vp[card]} VP)"
+        return kind
+
+
+def _fail(path, row, column, message):
+    where = f"{path}: row {row}" + (f", column {column!r}" if column else "")
+    raise ValueError(f"{where}: {message}")
+
+
+def _parse(path: str, rows: list[dict]) -> Catalogue:
+    if len(rows) != NUM_CARDS:
+        raise ValueError(f"{path}: the catalogue must have exactly {NUM_CARDS} card rows (RULES.md R-COMP-2), found {len(rows)}")
+    columns = {name: [] for name in ("board", "kind", "good", "destination") + NUMERIC}
+    names = []
+    for row_number, row in enumerate(rows, start=2):  # row 1 is the header
+        card = row_number - 2
+        if row["id"].strip() != str(card):
+            _fail(path, row_number, "id", f"expected id {card} (ids are the row order 0-{NUM_CARDS - 1}), found {row['id']!r}")
+        for column, allowed in (("board", BOARD_CODES), ("kind", KINDS)):
+            text = row[column].strip()
+            if text not in allowed:
+                _fail(path, row_number, column, f"unknown value {text!r}; allowed: {', '.join(allowed)}")
+            columns[column].append(allowed.index(text))
+        for column, allowed in (("good", GOODS), ("destination", DESTINATIONS)):
+            text = row[column].strip()
+            if text and text not in allowed:
+                _fail(path, row_number, column, f"unknown value {text!r}; allowed: {', '.join(allowed)} or empty")
+            columns[column].append(allowed.index(text) if text else -1)
+        for column in NUMERIC:
+            text = row[column].strip() or "0"
+            try:
+                number = int(text)
+            except ValueError:
+                _fail(path, row_number, column, f"expected a whole number, found {text!r}")
+            if number < 0:
+                _fail(path, row_number, column, f"must not be negative, found {number}")
+            columns[column].append(number)
+        names.append(row["name"].strip() or row["kind"].strip())
+        _check_card(path, row_number, {k: v[-1] for k, v in columns.items()})
+    cat = Catalogue(path=path, names=tuple(names),
+                    **{k: np.array(v, dtype=np.int16) for k, v in columns.items()})
+    _check_composition(path, cat)
+    return cat
+
+
+def _check_card(path, row, card):
+    kind = KINDS[card["kind"]]
+    if kind == "contract":
+        if card["good"] < 0:
+            _fail(path, row, "good", "a contract needs a good: " + ", ".join(GOODS))
+        if card["destination"] < 0:
+            _fail(path, row, "destination", "a contract needs a destination: " + ", ".join(DESTINATIONS))
+        if card["quantity"] < 1:
+            _fail(path, row, "quantity", "a contract needs a quantity of at least 1")
+    elif kind == "goods":
+        if card["good"] < 0:
+            _fail(path, row, "good", "a goods card needs a good: " + ", ".join(GOODS))
+        if card["quantity"] < 1:
+            _fail(path, row, "quantity", "a goods card needs a quantity of at least 1")
+    elif kind == "ship" and card["destination"] < 0:
+        _fail(path, row, "destination", "a ship needs a destination: " + ", ".join(DESTINATIONS))
+    elif kind == "gold" and card["quantity"] not in (1, 2):
+        _fail(path, row, "quantity", f"a gold nugget has quantity 1 (single) or 2 (double), found {card['quantity']}")
+    elif kind == "money" and card["money"] < 1:
+        _fail(path, row, "money", "a money card must be worth at least 1")
+    if kind in _SHIPMENT_KINDS and card["value"] < 1:
+        _fail(path, row, "value", f"a {kind} card can pay for a shipment, so its value must be at least 1 (R-SHIP-7)")
+
+
+def _check_composition(path, cat: Catalogue):
+    for board, kinds in _COMPOSITION.items():
+        on_board = cat.board == BOARD_CODES.index(board)
+        for kind in np.unique(cat.kind[on_board]):
+            if KINDS[kind] not in kinds:
+                first = int(np.flatnonzero(on_board & (cat.kind == kind))[0])
+                _fail(path, first + 2, "kind", f"board {board!r} holds no {KINDS[kind]!r} cards (R-COMP-2); "
+                      f"allowed: {', '.join(kinds)}")
+        for kind, count in kinds.items():
+            found = int(np.count_nonzero(on_board & (cat.kind == KINDS.index(kind))))
+            if found != count:
+                raise ValueError(f"{path}: board {board!r} must hold {count} {kind} cards (R-COMP-2), found {found}")
+    for d, name in enumerate(DESTINATIONS):
+        found = int(np.count_nonzero((cat.kind == SHIP) & (cat.destination == d)))
+        if found != 3:
+            raise ValueError(f"{path}: there must be 3 ships to {name} (R-COMP-2), found {found}")
+    gold = cat.kind == GOLD
+    for quantity, label in ((1, "single"), (2, "double")):
+        found = int(np.count_nonzero(gold & (cat.quantity == quantity)))
+        if found != 5:
+            raise ValueError(f"{path}: there must be 5 {label} gold nuggets (R-COMP-2), found {found}")
+    for g, name in enumerate(GOODS):
+        found = int(np.count_nonzero((cat.kind == GOODS_KIND) & (cat.good == g)))
+        if found != 7:
+            raise ValueError(f"{path}: there must be 7 {name} goods cards (R-COMP-2), found {found}")
+        found = int(np.count_nonzero((cat.board == START) & (cat.good == g)))
+        if found != 3:
+            raise ValueError(f"{path}: there must be 3 {name} starting contracts (R-COMP-2), found {found}")
+
+
+def load(path: str | os.PathLike | None = None) -> Catalogue:
+    """Load and validate a catalogue CSV (the default one when path is None)."""
+    if path is None:
+        return _default()
+    return _load(str(path))
+
+
+@lru_cache(maxsize=1)
+def _default() -> Catalogue:
+    return _load(str(DEFAULT_PATH))
+
+
+def _load(path: str) -> Catalogue:
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        header = tuple(name.strip() for name in (reader.fieldnames or ()))
+        if set(header) != set(COLUMNS) or len(header) != len(COLUMNS):
+            missing = [c for c in COLUMNS if c not in header]
+            unknown = [c for c in header if c not in COLUMNS]
+            raise ValueError(f"{path}: row 1 (header): the columns must be exactly {', '.join(COLUMNS)}; "
+                             f"missing: {missing or 'none'}, unknown: {unknown or 'none'}")
+        rows = [{k.strip(): (v or "") for k, v in row.items()} for row in reader]
+    return _parse(path, rows)
+
+
+def resolve(cards: "Catalogue | str | os.PathLike | None") -> Catalogue:
+    """A Catalogue from a Catalogue, a CSV path, or None (the default catalogue)."""
+    if isinstance(cards, Catalogue):
+        return cards
+    return load(cards)

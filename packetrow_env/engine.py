@@ -1,0 +1,484 @@
+"""The rules of Packet Row (RULES.md): a new game, legal actions, applying an action, scoring."""
+
+from __future__ import annotations
+
+import operator
+from itertools import combinations
+
+import numpy as np
+
+from . import actions, shipping
+from .cards import ASSISTANT, BANKER, BOARDS, BUILDING, MONEY, SHIP, START, Catalogue, resolve
+from .state import (CHOOSE_BOARD, CURRENT, DECK, DISCARD, END_THRESHOLD, FUTURE, HAND, MAX_PLAYERS, MIN_PLAYERS,
+                    MUST_TAKE, OVER, PHASES, REMOVED, SHIPS, STARTING_CASH, TAKE, TWO_PLAYER_REMOVAL, State)
+
+
+class IllegalActionError(ValueError):
+    """An action that is out of range or not legal in the current position."""
+
+
+class Game:
+    """One game of Packet Row: the catalogue, the state, and the rules that move it."""
+
+    __slots__ = ("cards", "state", "_mask", "_hands", "_ships", "_fulfillable", "_scores", "_discard_location")
+
+    def __init__(self, state: State, cards: Catalogue):
+        self.cards = cards
+        self.state = state
+        self._discard_location = _discard_locations(cards)
+        self._reset_caches()
+
+    def _reset_caches(self):
+        n = self.state.num_players
+        self._mask = None
+        self._hands = [None] * n
+        self._ships = [None] * n
+        self._fulfillable = [None] * n
+        self._scores = None
+
+    # ------------------------------------------------------------------ setup
+    @classmethod
+    def new(cls, num_players: int = 4, seed: int | None = None, random_start: bool = False,
+            cards: "Catalogue | str | None" = None) -> "Game":
+        """Deal a new game (R-SETUP-1..7)."""
+        if isinstance(num_players, bool) or not isinstance(num_players, (int, np.integer)) \
+                or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
+            raise ValueError(f"num_players must be an integer from {MIN_PLAYERS} to {MAX_PLAYERS}, got {num_players!r}")
+        cat = resolve(cards)
+        num_players = int(num_players)
+        rng = np.random.default_rng(seed)
+        s = State(num_players, rng)
+        for b in range(4):  # R-SETUP-2
+            order = rng.permutation(cat.board_cards[b])
+            s.deck[b, :len(order)] = order
+            s.deck_top[b] = 0
+            s.deck_end[b] = len(order)
+            s.location[order] = DECK + b
+        if num_players == 2:  # R-SETUP-3
+            for b in range(4):
+                top = int(s.deck_top[b])
+                s.location[s.deck[b, top:top + TWO_PLAYER_REMOVAL]] = REMOVED
+                s.deck_top[b] = top + TWO_PLAYER_REMOVAL
+        s.current[:] = -1
+        s.future[:] = -1
+        s.exhausted[:] = 0
+        s.chosen[:] = 0
+        for b in range(4):  # R-SETUP-4
+            _deal(s, b, s.current, s.supply_size, CURRENT)
+            _deal(s, b, s.future, 2, FUTURE)
+        starts = rng.permutation(cat.start_contracts)  # R-SETUP-5
+        s.location[starts[num_players:]] = REMOVED
+        s.location[starts[:num_players]] = HAND + np.arange(num_players)
+        s.starting_contract[:num_players] = starts[:num_players]
+        s.cash[:num_players] = STARTING_CASH  # R-SETUP-6
+        s.has_piece[:num_players] = 1
+        s.harbour_master = int(rng.integers(num_players)) if random_start else 0  # R-SETUP-7
+        s.current_player = s.harbour_master
+        return cls(s, cat)
+
+    # ------------------------------------------------------------- accessors
+    @property
+    def num_players(self) -> int:
+        """The number of seats."""
+        return self.state.num_players
+
+    @property
+    def current_player(self) -> int | None:
+        """The seat to act, or None when the game is over."""
+        s = self.state
+        return None if s.phase == OVER else s.current_player
+
+    @property
+    def phase(self) -> str:
+        """The phase name: choose_board, take, must_take or over."""
+        return PHASES[self.state.phase]
+
+    @property
+    def is_over(self) -> bool:
+        """Whether the game has ended and been scored."""
+        return self.state.phase == OVER
+
+    def hand(self, seat: int) -> list[int]:
+        """The card ids in a seat's hidden hand (sorted)."""
+        h = self._hands[seat]
+        if h is None:
+            h = self._hands[seat] = np.flatnonzero(self.state.location == HAND + seat).tolist()
+        return h
+
+    def ships(self, seat: int) -> list[int]:
+        """The ship card ids face up in front of a seat (sorted)."""
+        h = self._ships[seat]
+        if h is None:
+            h = self._ships[seat] = np.flatnonzero(self.state.location == SHIPS + seat).tolist()
+        return h
+
+    def clone(self) -> "Game":
+        """An independent copy of this game."""
+        game = Game.__new__(Game)
+        game.cards = self.cards
+        game.state = self.state.copy()
+        game._discard_location = self._discard_location
+        game._mask = self._mask
+        game._hands = self._hands.copy()  # cached lists are never mutated in place
+        game._ships = self._ships.copy()
+        game._fulfillable = self._fulfillable.copy()
+        game._scores = self._scores
+        return game
+
+    def to_dict(self) -> dict:
+        """The position as plain JSON types (schema version 1, DESIGN.md)."""
+        from .saved_game import to_dict
+        return to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict, cards: "Catalogue | str | None" = None) -> "Game":
+        """Rebuild a game from ``to_dict`` output, validating everything first."""
+        from .saved_game import from_dict
+        return from_dict(cls, data, resolve(cards))
+
+    # ------------------------------------------------------------ legality
+    def legal_action_mask(self) -> np.ndarray:
+        """A read-only bool array over the 48 actions: which are legal for the current player."""
+        mask = self._mask
+        if mask is None:
+            mask = self._mask = self._compute_mask()
+            mask.flags.writeable = False
+        return mask
+
+    def legal_actions(self) -> list[int]:
+        """The legal action ids, ascending."""
+        return np.flatnonzero(self.legal_action_mask()).tolist()
+
+    def _compute_mask(self) -> np.ndarray:
+        s = self.state
+        mask = np.zeros(actions.NUM_ACTIONS, dtype=bool)
+        if s.phase == OVER:
+            return mask
+        p = s.current_player
+        number = self.cards.contract_number
+        if s.pending:  # R-SHIP-6: while a shipment is staged, only add or ship
+            resources = self.hand(p) + self.ships(p)
+            for c in self._contracts_in_hand(p):
+                if c not in s.pending and shipping.can_fulfil(self.cards, resources, s.pending + [c]):
+                    mask[actions.ADD_CONTRACT + number[c]] = True
+            mask[actions.SHIP] = True
+            return mask
+        for c in self._fulfillable_contracts(p):
+            mask[actions.ADD_CONTRACT + number[c]] = True
+        if s.phase == CHOOSE_BOARD:
+            mask[:4] = self._choosable_boards()
+            return mask
+        budget = self._budget(p)
+        has_assistant = self._has_assistant(p)
+        self._mark_takes(mask, s.current_board, budget, has_assistant)
+        if s.phase == TAKE:
+            mask[actions.PASS] = True
+            if p == s.harbour_master and self._others_have_taken():  # R-ROUND-5
+                cost = self.cards.cost
+                for b in range(4):
+                    if not s.chosen[b] and _can_take_on(s, cost, b, budget, has_assistant):
+                        mask[b] = True
+        return mask
+
+    def _mark_takes(self, mask, board, budget, has_assistant):
+        s = self.state
+        cost = self.cards.cost
+        current = s.current[board]
+        mask[actions.TAKE:actions.TAKE + 4] = (current >= 0) & (cost[current] <= budget)  # R-TAKE-1, R-TAKE-4
+        if has_assistant:  # R-TAKE-2
+            future = s.future[board]
+            mask[actions.TAKE_FUTURE:actions.TAKE_FUTURE + 2] = (future >= 0) & (cost[future] <= budget)
+
+    def _choosable_boards(self) -> np.ndarray:
+        s = self.state
+        has_cards = (s.current.max(axis=1) >= 0) | (s.future.max(axis=1) >= 0)  # R-ROUND-1
+        return has_cards & (s.chosen == 0)
+
+    def _others_have_taken(self) -> bool:
+        s = self.state
+        return int(s.has_piece[:s.num_players].sum()) == 1  # only the harbour master still holds his piece
+
+    def _budget(self, p: int) -> int:
+        """Cash plus the money cards in hand: what the player can pay (R-TAKE-4)."""
+        hand = self.hand(p)
+        return int(self.state.cash[p]) + int(self.cards.money[hand].sum()) if hand else int(self.state.cash[p])
+
+    def _has_assistant(self, p: int) -> bool:
+        kind = self.cards.kind
+        return any(kind[c] == ASSISTANT for c in self.hand(p))
+
+    def _contracts_in_hand(self, p: int) -> list[int]:
+        number = self.cards.contract_number
+        return [c for c in self.hand(p) if number[c] >= 0]
+
+    def _fulfillable_contracts(self, p: int) -> list[int]:
+        """Contracts in hand that could be shipped on their own now (cached until the hand changes)."""
+        f = self._fulfillable[p]
+        if f is None:
+            contracts = self._contracts_in_hand(p)
+            if contracts and self.ships(p):
+                resources = self.hand(p) + self.ships(p)
+                f = [c for c in contracts if shipping.can_fulfil(self.cards, resources, (c,))]
+            else:
+                f = []
+            self._fulfillable[p] = f
+        return f
+
+    # ---------------------------------------------------------------- step
+    def step(self, action) -> None:
+        """Apply one action of the current player; an illegal one raises IllegalActionError and changes nothing."""
+        try:
+            a = operator.index(action)
+        except TypeError:
+            raise IllegalActionError(f"action must be an integer 0-{actions.NUM_ACTIONS - 1}, got {action!r}") from None
+        mask = self.legal_action_mask()
+        if not 0 <= a < actions.NUM_ACTIONS or not mask[a]:
+            raise IllegalActionError(self._illegal_message(a))
+        s = self.state
+        self._mask = None
+        s.history.append(a)
+        p = s.current_player
+        if a >= actions.ADD_CONTRACT:
+            if a == actions.SHIP:
+                self._ship(p)
+            else:
+                s.pending.append(int(self.cards.contract_ids[a - actions.ADD_CONTRACT]))
+        elif a == actions.PASS:
+            self._pass(p)
+        elif a >= actions.TAKE:
+            if a >= actions.TAKE_FUTURE:
+                self._take(p, s.future, a - actions.TAKE_FUTURE, assistant=True)
+            else:
+                self._take(p, s.current, a - actions.TAKE, assistant=False)
+        else:
+            self._choose(a)
+
+    def _illegal_message(self, a: int) -> str:
+        if not 0 <= a < actions.NUM_ACTIONS:
+            what = f"action {a} is out of range (actions are 0-{actions.NUM_ACTIONS - 1})"
+        elif self.is_over:
+            what = f"action {a} ({actions.NAMES[a]}) is not legal: the game is over"
+        else:
+            what = f"action {a} ({actions.NAMES[a]}) is not legal for player {self.state.current_player} " \
+                   f"in phase {self.phase}"
+        legal = ", ".join(f"{b} ({actions.NAMES[b]})" for b in self.legal_actions())
+        return f"{what}; legal actions: {legal or 'none'}"
+
+    def _choose(self, board: int):
+        s = self.state
+        s.chosen[board] = 1
+        s.chosen_order.append(board)
+        s.current_board = board
+        if s.phase == TAKE:  # R-ROUND-5: the harbour master chose a board to take from
+            s.phase = MUST_TAKE
+            return
+        s.phase = TAKE  # R-ROUND-2: ask from the left of the harbour master
+        s.current_player = s.harbour_master
+        self._ask_next()
+
+    def _ask_next(self):
+        s = self.state
+        p = s.current_player
+        while True:
+            p = (p + 1) % s.num_players
+            if p == s.harbour_master or s.has_piece[p]:
+                break
+        s.current_player = p
+
+    def _pass(self, p: int):
+        s = self.state
+        if p != s.harbour_master:
+            self._ask_next()
+        elif self._others_have_taken() or not self._choosable_boards().any():  # R-ROUND-5, R-ROUND-4
+            self._end_round()
+        else:
+            s.phase = CHOOSE_BOARD
+            s.current_board = -1
+
+    def _take(self, p: int, supply: np.ndarray, slot: int, assistant: bool):
+        s = self.state
+        cards = self.cards
+        board = s.current_board
+        card = int(supply[board, slot])
+        if assistant:  # R-TAKE-2: the lowest assistant goes to the guildhall discard pile
+            spent = next(c for c in self.hand(p) if cards.kind[c] == ASSISTANT)
+            s.location[spent] = DISCARD + 0
+        cost = int(cards.cost[card])
+        if cost:
+            self._pay(p, cost)
+        supply[board, slot] = -1
+        s.location[card] = SHIPS + p if cards.kind[card] == SHIP else HAND + p  # R-TAKE-5
+        s.has_piece[p] = 0
+        self._hand_changed(p)
+        if p == s.harbour_master:  # R-ROUND-3
+            self._end_round()
+        else:
+            self._ask_next()
+
+    def _pay(self, p: int, cost: int):
+        """Pay a cost, cashing money cards from hand when cash is short (R-TAKE-3, R-TAKE-4)."""
+        s = self.state
+        cash = int(s.cash[p])
+        if cash < cost:
+            cashed = _cheapest_cover(self.cards, self.hand(p), cost - cash)
+            s.location[cashed] = DISCARD + 3
+            cash += int(self.cards.money[cashed].sum())
+        s.cash[p] = cash - cost
+
+    def _ship(self, p: int):
+        """Fulfil the pending shipment (R-SHIP-1, R-SHIP-7)."""
+        s = self.state
+        contracts = s.pending
+        paid = shipping.payment(self.cards, self.hand(p) + self.ships(p), contracts)
+        spent = list(paid) + contracts
+        s.location[spent] = self._discard_location[spent]
+        s.cash[p] += int(self.cards.reward[contracts].sum())
+        s.pending = []
+        self._hand_changed(p)
+
+    def _hand_changed(self, p: int):
+        self._hands[p] = None
+        self._ships[p] = None
+        self._fulfillable[p] = None
+
+    # ------------------------------------------------------- end of a round
+    def _end_round(self):
+        s = self.state
+        for b in sorted(s.chosen_order):  # R-REFILL-1, R-REFILL-3: chosen boards only, in board order
+            self._refill(b)
+        if int(s.exhausted.sum()) >= END_THRESHOLD[s.num_players]:  # R-END-1
+            self._finish()
+            return
+        n = s.num_players
+        s.harbour_master = (s.harbour_master + 1) % n  # R-REFILL-4
+        s.round += 1
+        s.has_piece[:n] = 1
+        s.chosen[:] = 0
+        s.chosen_order = []
+        s.phase = CHOOSE_BOARD
+        s.current_board = -1
+        s.current_player = s.harbour_master
+
+    def _refill(self, b: int):
+        s = self.state
+        current = s.current[b]
+        left = current[current >= 0]
+        s.location[left] = DISCARD + b
+        future = s.future[b]
+        moved = future[future >= 0].copy()
+        current[:] = -1
+        future[:] = -1
+        current[:len(moved)] = moved
+        s.location[moved] = CURRENT + b
+        filled = _deal(s, b, s.current, s.supply_size, CURRENT, start=len(moved))
+        _deal(s, b, s.future, 2, FUTURE)
+        if filled < s.supply_size:  # R-REFILL-2
+            s.exhausted[b] = 1
+
+    def _finish(self):
+        """Final fulfilment, cashing and the end of the game (R-SCORE-1)."""
+        s = self.state
+        cards = self.cards
+        for p in range(s.num_players):
+            contracts = self._contracts_in_hand(p)
+            if contracts and self.ships(p):
+                fulfilled, paid = shipping.best_fulfilment(cards, self.hand(p) + self.ships(p), contracts)
+                if fulfilled:
+                    spent = list(paid) + list(fulfilled)
+                    s.location[spent] = self._discard_location[spent]
+                    s.cash[p] += int(cards.reward[list(fulfilled)].sum())
+                    self._hand_changed(p)
+            money = [c for c in self.hand(p) if cards.kind[c] == MONEY]
+            if money:
+                s.location[money] = DISCARD + 3
+                s.cash[p] += int(cards.money[money].sum())
+                self._hand_changed(p)
+        s.phase = OVER
+        s.current_board = -1
+        s.pending = []
+
+    # --------------------------------------------------------------- scores
+    def scores(self) -> list[dict]:
+        """Per seat: vp, cash, building_vp, money_vp, banker_vp, winner (R-SCORE-2..4).
+
+        After the game these are the final scores; during it, the scores the table shows now
+        (no final fulfilment, money cards not yet cashed).
+        """
+        if self._scores is not None:
+            return [dict(row) for row in self._scores]
+        s = self.state
+        n = s.num_players
+        cards = self.cards
+        cash = [int(c) for c in s.cash[:n]]
+        rows = []
+        for p in range(n):
+            hand = self.hand(p)
+            kinds = cards.kind[hand]
+            rows.append({"building_vp": int(cards.vp[hand][kinds == BUILDING].sum()),
+                         "money_vp": cash[p] // 10, "bankers": int((kinds == BANKER).sum())})
+        banker_points = _banker_points(cash)
+        for p, row in enumerate(rows):
+            row["banker_vp"] = banker_points[p] * row.pop("bankers")
+            row["vp"] = row["building_vp"] + row["money_vp"] + row["banker_vp"]
+            row["cash"] = cash[p]
+        best = max((row["vp"], row["cash"]) for row in rows)  # R-SCORE-4
+        result = [{"vp": r["vp"], "cash": r["cash"], "building_vp": r["building_vp"], "money_vp": r["money_vp"],
+                   "banker_vp": r["banker_vp"], "winner": (r["vp"], r["cash"]) == best} for r in rows]
+        if s.phase == OVER:
+            self._scores = result
+            return [dict(row) for row in result]
+        return result
+
+
+def _banker_points(cash: list[int]) -> list[int]:
+    """VP per banker for each seat (R-SCORE-3)."""
+    n = len(cash)
+    top = max(cash)
+    if n <= 3:
+        return [2 if c == top else 0 for c in cash]
+    leaders = sum(c == top for c in cash)
+    if leaders > 1:
+        return [3 if c == top else 0 for c in cash]
+    second = max(c for c in cash if c != top)
+    return [3 if c == top else 1 if c == second else 0 for c in cash]
+
+
+def _deal(s: State, board: int, supply: np.ndarray, size: int, code: int, start: int = 0) -> int:
+    """Draw from a board's deck into supply slots start..size-1; return how many slots are filled."""
+    top = int(s.deck_top[board])
+    drawn = s.deck[board, top:min(top + size - start, int(s.deck_end[board]))]
+    supply[board, start:start + len(drawn)] = drawn
+    s.location[drawn] = code + board
+    s.deck_top[board] = top + len(drawn)
+    return start + len(drawn)
+
+
+def _can_take_on(s: State, cost: np.ndarray, board: int, budget: int, has_assistant: bool) -> bool:
+    current = s.current[board]
+    if ((current >= 0) & (cost[current] <= budget)).any():
+        return True
+    future = s.future[board]
+    return has_assistant and bool(((future >= 0) & (cost[future] <= budget)).any())
+
+
+def _cheapest_cover(cards: Catalogue, hand: list[int], shortfall: int) -> list[int]:
+    """The money cards to cash for a shortfall (R-TAKE-4): fewest cards, then least total, then lowest ids."""
+    money = [c for c in hand if cards.kind[c] == MONEY]  # hand is sorted, so combinations come in id order
+    for count in range(1, len(money) + 1):
+        best = None
+        for combo in combinations(money, count):
+            total = int(cards.money[list(combo)].sum())
+            if total >= shortfall and (best is None or total < best[0]):
+                best = (total, combo)
+        if best is not None:
+            return list(best[1])
+    raise AssertionError("a take was allowed that the player cannot pay for")  # the mask forbids it
+
+
+def _discard_locations(cards: Catalogue) -> np.ndarray:
+    """Each card's discard pile; starting contracts have a guildhall back (CARDS.md)."""
+    board = cards.board.astype(np.int32)
+    return np.where(board == START, DISCARD + 0, DISCARD + board)
+
+
+__all__ = ["Game", "IllegalActionError", "BOARDS"]

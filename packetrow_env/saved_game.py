@@ -1,0 +1,269 @@
+"""Saved games: ``Game.to_dict`` (schema version 1 of DESIGN.md) and a validating ``Game.from_dict``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import shipping
+from .cards import BOARDS, KINDS, NUM_CARDS, SHIP, START, Catalogue
+from .state import (CURRENT, DECK, DISCARD, FUTURE, FUTURE_SLOTS, HAND, MAX_PLAYERS, MIN_PLAYERS, OVER, PHASES,
+                    REMOVED, SHIPS, SUPPLY_SIZE, State, CHOOSE_BOARD, TAKE, MUST_TAKE)
+
+VERSION = 1
+_KEYS = ("version", "num_players", "round", "harbour_master", "current_player", "phase", "current_board",
+         "chosen_boards", "boards", "removed", "players", "pending_shipment", "rng", "history")
+_BOARD_KEYS = ("deck", "discard", "current", "future", "exhausted")
+_PLAYER_KEYS = ("cash", "hand", "ships", "has_piece", "starting_contract")
+
+
+def to_dict(game) -> dict:
+    """The game as plain JSON types: card ids everywhere, decks top first, piles sorted by id."""
+    s = game.state
+    n = s.num_players
+    loc = s.location
+    over = s.phase == OVER
+
+    def ids(code):
+        return np.flatnonzero(loc == code).tolist()
+
+    def slots(row, size):
+        return [None if c < 0 else int(c) for c in row[:size]]
+
+    return {
+        "version": VERSION,
+        "num_players": n,
+        "round": s.round,
+        "harbour_master": s.harbour_master,
+        "current_player": None if over else s.current_player,
+        "phase": PHASES[s.phase],
+        "current_board": None if s.current_board < 0 else s.current_board,
+        "chosen_boards": list(s.chosen_order),
+        "boards": [{"deck": s.deck_cards(b).tolist(), "discard": ids(DISCARD + b),
+                    "current": slots(s.current[b], s.supply_size), "future": slots(s.future[b], FUTURE_SLOTS),
+                    "exhausted": bool(s.exhausted[b])} for b in range(4)],
+        "removed": ids(REMOVED),
+        "players": [{"cash": int(s.cash[p]), "hand": ids(HAND + p), "ships": ids(SHIPS + p),
+                     "has_piece": bool(s.has_piece[p]), "starting_contract": int(s.starting_contract[p])}
+                    for p in range(n)],
+        "pending_shipment": list(s.pending),
+        "rng": _plain(s.rng.bit_generator.state),
+        "history": list(s.history),
+    }
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+class _Invalid(ValueError):
+    pass
+
+
+def _need(condition, message):
+    if not condition:
+        raise _Invalid(message)
+
+
+def _int(value, what, low=None, high=None):
+    _need(isinstance(value, (int, np.integer)) and not isinstance(value, bool),
+          f"{what} must be an integer, got {value!r}")
+    if low is not None and high is not None:
+        _need(low <= value <= high, f"{what} must be from {low} to {high}, got {value}")
+    elif low is not None:
+        _need(value >= low, f"{what} must be at least {low}, got {value}")
+    return int(value)
+
+
+def _bool(value, what):
+    _need(isinstance(value, (bool, np.bool_)), f"{what} must be true or false, got {value!r}")
+    return bool(value)
+
+
+def _list(value, what):
+    _need(isinstance(value, list), f"{what} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _dict(value, what, keys):
+    _need(isinstance(value, dict), f"{what} must be an object, got {type(value).__name__}")
+    missing = [k for k in keys if k not in value]
+    unknown = [k for k in value if k not in keys]
+    _need(not missing and not unknown, f"{what}: missing keys {missing or 'none'}, unknown keys {unknown or 'none'}; "
+          f"expected exactly {', '.join(keys)}")
+    return value
+
+
+def from_dict(game_class, data: dict, cards: Catalogue):
+    """Validate a saved game and build it; raise ValueError naming the first problem."""
+    try:
+        return _build(game_class, data, cards)
+    except _Invalid as error:
+        raise ValueError(f"invalid saved game: {error}") from None
+
+
+def _build(game_class, data, cards: Catalogue):
+    _dict(data, "the saved game", _KEYS)
+    _need(data["version"] == VERSION, f"version must be {VERSION}, got {data['version']!r}")
+    n = _int(data["num_players"], "num_players", MIN_PLAYERS, MAX_PLAYERS)
+    size = SUPPLY_SIZE[n]
+    rng = _rng(data["rng"])
+    s = State(n, rng)
+    s.round = _int(data["round"], "round", 1)
+    s.harbour_master = _int(data["harbour_master"], "harbour_master", 0, n - 1)
+    _need(data["phase"] in PHASES, f"phase must be one of {', '.join(PHASES)}, got {data['phase']!r}")
+    s.phase = PHASES.index(data["phase"])
+
+    seen = {}  # card id -> where it was listed
+
+    def place(card, where, code):
+        c = _int(card, f"a card id in {where}", 0, NUM_CARDS - 1)
+        _need(c not in seen, f"card {c} is listed twice: in {seen.get(c)} and in {where}")
+        seen[c] = where
+        s.location[c] = code
+        return c
+
+    boards = _list(data["boards"], "boards")
+    _need(len(boards) == 4, f"boards must list the 4 boards ({', '.join(BOARDS)}), got {len(boards)}")
+    s.current[:] = -1
+    s.future[:] = -1
+    for b, board in enumerate(boards):
+        name = BOARDS[b]
+        _dict(board, f"boards[{b}] ({name})", _BOARD_KEYS)
+        deck = [place(c, f"the {name} deck", DECK + b) for c in _list(board["deck"], f"boards[{b}].deck")]
+        s.deck[b, :len(deck)] = deck
+        s.deck_top[b] = 0
+        s.deck_end[b] = len(deck)
+        for c in _list(board["discard"], f"boards[{b}].discard"):
+            place(c, f"the {name} discard pile", DISCARD + b)
+        for key, array, length, code in (("current", s.current, size, CURRENT), ("future", s.future, FUTURE_SLOTS, FUTURE)):
+            row = _list(board[key], f"boards[{b}].{key}")
+            _need(len(row) == length, f"boards[{b}].{key} ({name}) must have {length} slots for {n} players "
+                  f"(null = empty), got {len(row)}")
+            for slot, c in enumerate(row):
+                if c is not None:
+                    array[b, slot] = place(c, f"the {name} {key} supply slot {slot}", code + b)
+        s.exhausted[b] = _bool(board["exhausted"], f"boards[{b}].exhausted")
+        for where, code in ((f"the {name} deck", DECK), (f"the {name} current supply", CURRENT),
+                            (f"the {name} future supply", FUTURE), (f"the {name} discard pile", DISCARD)):
+            on = np.flatnonzero(s.location == code + b)
+            own = (cards.board[on] == b) | ((code == DISCARD) & (b == 0) & (cards.board[on] == START))
+            if not own.all():
+                c = int(on[~own][0])
+                raise _Invalid(f"card {c} ({cards.names[c]}) is in {where} but belongs to the "
+                               f"{_board_name(cards.board[c])} board")
+    for c in _list(data["removed"], "removed"):
+        place(c, "removed", REMOVED)
+
+    players = _list(data["players"], "players")
+    _need(len(players) == n, f"players must have {n} entries (num_players), got {len(players)}")
+    for p, player in enumerate(players):
+        _dict(player, f"players[{p}]", _PLAYER_KEYS)
+        s.cash[p] = _int(player["cash"], f"players[{p}].cash", 0)
+        s.has_piece[p] = _bool(player["has_piece"], f"players[{p}].has_piece")
+        for c in _list(player["hand"], f"players[{p}].hand"):
+            c = place(c, f"player {p}'s hand", HAND + p)
+            _need(cards.kind[c] != SHIP, f"card {c} is a ship in player {p}'s hand; ships lie face up (players[{p}].ships)")
+        for c in _list(player["ships"], f"players[{p}].ships"):
+            c = place(c, f"player {p}'s ships", SHIPS + p)
+            _need(cards.kind[c] == SHIP, f"card {c} ({KINDS[cards.kind[c]]}) is listed in player {p}'s ships "
+                  "but is not a ship")
+    missing = sorted(set(range(NUM_CARDS)) - set(seen))
+    _need(not missing, f"every card must be somewhere exactly once; missing: {missing[:10]}"
+          f"{' ...' if len(missing) > 10 else ''}")
+    _check_starting_contracts(s, players, cards)
+
+    chosen = _list(data["chosen_boards"], "chosen_boards")
+    for b in chosen:
+        _int(b, "a chosen board", 0, 3)
+    _need(len(set(chosen)) == len(chosen), f"chosen_boards must not repeat a board, got {chosen}")
+    s.chosen_order = [int(b) for b in chosen]
+    s.chosen[:] = 0
+    s.chosen[s.chosen_order] = 1
+    _check_phase(s, data)
+    s.history = [_int(a, "an action in history", 0, 47) for a in _list(data["history"], "history")]
+
+    game = game_class(s, cards)
+    pending = _list(data["pending_shipment"], "pending_shipment")
+    if pending:
+        _need(s.phase != OVER, "pending_shipment must be empty when the game is over")
+        p = s.current_player
+        hand = game.hand(p)
+        for c in pending:
+            _int(c, "a pending contract", 0, NUM_CARDS - 1)
+            _need(c in hand and cards.contract_number[c] >= 0,
+                  f"pending contract {c} is not a contract in the current player's (player {p}) hand")
+        _need(len(set(pending)) == len(pending), f"pending_shipment repeats a contract: {pending}")
+        _need(shipping.can_fulfil(cards, hand + game.ships(p), pending),
+              f"pending_shipment {pending} cannot be fulfilled with player {p}'s hand and ships")
+        s.pending = [int(c) for c in pending]
+    if s.phase != OVER:
+        _need(game.legal_action_mask().any(), "the position leaves the player to act no legal action")
+    return game
+
+
+def _board_name(code):
+    return "starting contracts" if code == START else BOARDS[code]
+
+
+def _check_starting_contracts(s: State, players, cards: Catalogue):
+    starts = []
+    for p, player in enumerate(players):
+        c = _int(player["starting_contract"], f"players[{p}].starting_contract", 0, NUM_CARDS - 1)
+        _need(cards.board[c] == START, f"players[{p}].starting_contract {c} is not a starting contract")
+        _need(s.location[c] in (HAND + p, DISCARD + 0),
+              f"player {p}'s starting contract {c} must be in his hand or, once shipped, in the guildhall discard pile")
+        starts.append(c)
+        s.starting_contract[p] = c
+    _need(len(set(starts)) == len(starts), f"players share a starting contract: {starts}")
+    held = np.flatnonzero((cards.board == START) & (s.location >= HAND) & (s.location < SHIPS))
+    for c in held:
+        owner = int(s.location[c]) - HAND
+        _need(c in starts and starts.index(c) == owner,
+              f"starting contract {c} is in player {owner}'s hand but was not dealt to him")
+
+
+def _check_phase(s: State, data):
+    n = s.num_players
+    phase = s.phase
+    board = data["current_board"]
+    player = data["current_player"]
+    hm = s.harbour_master
+    if phase == OVER:
+        _need(player is None and board is None, "a finished game has current_player and current_board null")
+        s.current_player, s.current_board = hm, -1
+        return
+    s.current_player = _int(player, "current_player", 0, n - 1)
+    _need(bool(s.has_piece[hm]), "the harbour master still holds his piece until the round ends (R-ROUND-3)")
+    if phase == CHOOSE_BOARD:
+        _need(board is None, "current_board must be null in phase choose_board")
+        _need(s.current_player == hm, f"in phase choose_board the harbour master (player {hm}) acts, "
+              f"not player {s.current_player}")
+        s.current_board = -1
+        return
+    s.current_board = _int(board, "current_board", 0, 3)
+    _need(s.chosen_order and s.chosen_order[-1] == s.current_board,
+          "current_board must be the last of chosen_boards in phases take and must_take")
+    _need(bool(s.has_piece[s.current_player]), f"player {s.current_player} is asked but has already taken a card "
+          "this round (R-ROUND-2)")
+    if phase == MUST_TAKE:
+        _need(s.current_player == hm, "in phase must_take the harbour master acts")
+        _need(int(s.has_piece[:n].sum()) == 1, "phase must_take needs every other player to have taken (R-ROUND-5)")
+    assert phase == TAKE or phase == MUST_TAKE
+
+
+def _rng(state) -> np.random.Generator:
+    _need(isinstance(state, dict) and "bit_generator" in state,
+          "rng must be a numpy bit generator state (a dict with 'bit_generator')")
+    name = state["bit_generator"]
+    allowed = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+    _need(name in allowed, f"rng.bit_generator must be one of {', '.join(allowed)}, got {name!r}")
+    bit_generator = getattr(np.random, name)()
+    try:
+        bit_generator.state = state
+    except (TypeError, ValueError, KeyError) as error:
+        raise _Invalid(f"rng is not a valid {name} state: {error}") from None
+    return np.random.Generator(bit_generator)

@@ -1,0 +1,99 @@
+"""The game state: numpy arrays (views into one flat buffer, so a clone is one copy) and a few scalars."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .cards import NUM_CARDS
+
+MAX_PLAYERS = 5
+MIN_PLAYERS = 2
+NUM_BOARDS = 4
+MAX_DECK = 42  # the largest deck of R-COMP-2
+MAX_SUPPLY = 4
+FUTURE_SLOTS = 2
+
+SUPPLY_SIZE = {2: 2, 3: 2, 4: 3, 5: 4}  # R-SETUP-4
+END_THRESHOLD = {2: 1, 3: 1, 4: 2, 5: 3}  # R-END-1
+STARTING_CASH = 25  # R-SETUP-6
+TWO_PLAYER_REMOVAL = 6  # R-SETUP-3
+
+# Where a card is: one code per card in State.location.
+DECK = 0  # + board
+DISCARD = 4  # + board
+CURRENT = 8  # + board
+FUTURE = 12  # + board
+REMOVED = 16
+HAND = 17  # + seat
+SHIPS = 22  # + seat (merchant ships lie face up in front of their owner)
+NUM_LOCATIONS = SHIPS + MAX_PLAYERS
+
+PHASES = ("choose_board", "take", "must_take", "over")
+CHOOSE_BOARD, TAKE, MUST_TAKE, OVER = range(len(PHASES))
+
+# Slices of the flat buffer: name -> (offset, shape).
+_FIELDS = (
+    ("location", (NUM_CARDS,)),
+    ("deck", (NUM_BOARDS, MAX_DECK)),  # top first from deck_top; -1 padding
+    ("deck_top", (NUM_BOARDS,)),
+    ("deck_end", (NUM_BOARDS,)),
+    ("current", (NUM_BOARDS, MAX_SUPPLY)),  # card id per slot, -1 empty
+    ("future", (NUM_BOARDS, FUTURE_SLOTS)),
+    ("exhausted", (NUM_BOARDS,)),
+    ("chosen", (NUM_BOARDS,)),
+    ("cash", (MAX_PLAYERS,)),
+    ("has_piece", (MAX_PLAYERS,)),  # 1 while the player has not taken a card this round
+    ("starting_contract", (MAX_PLAYERS,)),
+)
+_LAYOUT = {}
+_offset = 0
+for _name, _shape in _FIELDS:
+    _LAYOUT[_name] = (_offset, _shape)
+    _offset += int(np.prod(_shape))
+BUFFER_SIZE = _offset
+
+
+class State:
+    """One position of Packet Row. Arrays are views into ``buffer``; scalars are plain ints."""
+
+    __slots__ = tuple(name for name, _ in _FIELDS) + (
+        "buffer", "num_players", "supply_size", "round", "harbour_master", "current_player",
+        "phase", "current_board", "chosen_order", "pending", "history", "rng")
+
+    def __init__(self, num_players: int, rng: np.random.Generator, buffer: np.ndarray | None = None):
+        if buffer is None:
+            buffer = np.zeros(BUFFER_SIZE, dtype=np.int32)
+            buffer[:] = -1
+        self.buffer = buffer
+        for name, (offset, shape) in _LAYOUT.items():
+            setattr(self, name, buffer[offset:offset + int(np.prod(shape))].reshape(shape))
+        self.num_players = num_players
+        self.supply_size = SUPPLY_SIZE[num_players]
+        self.round = 1
+        self.harbour_master = 0
+        self.current_player = 0
+        self.phase = CHOOSE_BOARD
+        self.current_board = -1
+        self.chosen_order: list[int] = []
+        self.pending: list[int] = []  # contract ids staged for the next shipment
+        self.history: list[int] = []
+        self.rng = rng
+
+    def copy(self) -> "State":
+        """An independent copy, random generator included."""
+        bit_generator = type(self.rng.bit_generator)()
+        bit_generator.state = self.rng.bit_generator.state
+        new = State(self.num_players, np.random.Generator(bit_generator), self.buffer.copy())
+        new.round = self.round
+        new.harbour_master = self.harbour_master
+        new.current_player = self.current_player
+        new.phase = self.phase
+        new.current_board = self.current_board
+        new.chosen_order = self.chosen_order.copy()
+        new.pending = self.pending.copy()
+        new.history = self.history.copy()
+        return new
+
+    def deck_cards(self, board: int) -> np.ndarray:
+        """The cards still in a board's deck, top first."""
+        return self.deck[board, self.deck_top[board]:self.deck_end[board]]
