@@ -81,9 +81,9 @@ class Catalogue:
         if kind == "contract":
             start = "starting " if self.board[card] == START else ""
             return (f"{start}contract: {self.quantity[card]} {GOODS[self.good[card]]} to "
-                    f"{DESTINATIONS[self.destination[card]].replace('_', ' ')} for ${self.reward[card]}")
+                    f"{place_name(self.destination[card])} for ${self.reward[card]}")
         if kind == "ship":
-            return f"ship to {DESTINATIONS[self.destination[card]].replace('_', ' ')}"
+            return f"ship to {place_name(self.destination[card])}"
         if kind == "goods":
             return f"{self.quantity[card]} {GOODS[self.good[card]]}"
         if kind == "gold":
@@ -93,6 +93,12 @@ class Catalogue:
         if kind == "building":
             return f"{self.names[card].replace('_', ' ')} ({self.vp[card]} VP)"
         return kind
+
+
+def place_name(destination: int) -> str:
+    """A destination as written in a sentence, e.g. 'the Netherlands', 'Great Britain'."""
+    name = DESTINATIONS[destination].replace("_", " ").title()
+    return "the " + name if name in ("Netherlands", "German Confederation") else name
 
 
 def _fail(path, row, column, message):

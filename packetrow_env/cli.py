@@ -1,0 +1,47 @@
+"""The ``packetrow`` command line: one subcommand per job."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+
+def _demo(args) -> int:
+    from .engine import Game
+    from .render import describe_action, render
+
+    game = Game.new(args.players, seed=args.seed)
+    rng = np.random.default_rng(args.seed)
+    while not game.is_over:
+        p = game.current_player
+        action = int(rng.choice(game.legal_actions()))
+        if not args.quiet:
+            print(f"round {game.state.round:2d}  player {p}: {describe_action(game, action)}")
+        game.step(action)
+    print(render(game, seat=0))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``packetrow`` command."""
+    parser = argparse.ArgumentParser(prog="packetrow", description="Packet Row: environment, agents and training.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="play and print one full game between random players",
+                          description="Play one full game between random players and print every move and the scores.")
+    demo.add_argument("--players", type=int, default=4, choices=range(2, 6), help="number of players (default 4)")
+    demo.add_argument("--seed", type=int, default=0, help="seed of the deal and the players (default 0)")
+    demo.add_argument("--quiet", action="store_true", help="print only the final table")
+    demo.set_defaults(run=_demo)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``packetrow`` command."""
+    args = build_parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
