@@ -9,8 +9,9 @@ import numpy as np
 
 from . import actions, shipping
 from .cards import ASSISTANT, BANKER, BOARDS, BUILDING, MONEY, SHIP, START, Catalogue, resolve
-from .state import (CHOOSE_BOARD, CURRENT, DECK, DISCARD, END_THRESHOLD, FUTURE, HAND, MAX_PLAYERS, MIN_PLAYERS,
-                    MUST_TAKE, OVER, PHASES, REMOVED, SHIPS, STARTING_CASH, TAKE, TWO_PLAYER_REMOVAL, State)
+from .state import (CHOOSE_BOARD, CURRENT, DECK, DISCARD, END_THRESHOLD, FUTURE, FUTURE_SLOTS, HAND, MAX_PLAYERS,
+                    MAX_SUPPLY, MIN_PLAYERS, MUST_TAKE, OVER, PHASES, REMOVED, SHIPS, STARTING_CASH, TAKE,
+                    TWO_PLAYER_REMOVAL, State)
 
 
 class IllegalActionError(ValueError):
@@ -20,7 +21,8 @@ class IllegalActionError(ValueError):
 class Game:
     """One game of Packet Row: the catalogue, the state, and the rules that move it."""
 
-    __slots__ = ("cards", "state", "_mask", "_hands", "_ships", "_fulfillable", "_scores", "_discard_location")
+    __slots__ = ("cards", "state", "_mask", "_hands", "_ships", "_summaries", "_fulfillable", "_scores",
+                 "_discard_location")
 
     def __init__(self, state: State, cards: Catalogue):
         self.cards = cards
@@ -33,6 +35,7 @@ class Game:
         self._mask = None
         self._hands = [None] * n
         self._ships = [None] * n
+        self._summaries = [None] * n
         self._fulfillable = [None] * n
         self._scores = None
 
@@ -63,9 +66,8 @@ class Game:
         s.future[:] = -1
         s.exhausted[:] = 0
         s.chosen[:] = 0
-        for b in range(4):  # R-SETUP-4
-            _deal(s, b, s.current, s.supply_size, CURRENT)
-            _deal(s, b, s.future, 2, FUTURE)
+        for b in range(4):  # R-SETUP-4: dealing is a refill of empty supplies
+            _refill(s, b)
         starts = rng.permutation(cat.start_contracts)  # R-SETUP-5
         s.location[starts[num_players:]] = REMOVED
         s.location[starts[:num_players]] = HAND + np.arange(num_players)
@@ -121,6 +123,7 @@ class Game:
         game._mask = self._mask
         game._hands = self._hands.copy()  # cached lists are never mutated in place
         game._ships = self._ships.copy()
+        game._summaries = self._summaries.copy()
         game._fulfillable = self._fulfillable.copy()
         game._scores = self._scores
         return game
@@ -155,10 +158,10 @@ class Game:
         if s.phase == OVER:
             return mask
         p = s.current_player
-        number = self.cards.contract_number
+        number = self.cards.number_of
         if s.pending:  # R-SHIP-6: while a shipment is staged, only add or ship
             resources = self.hand(p) + self.ships(p)
-            for c in self._contracts_in_hand(p):
+            for c in self._summary(p)[2]:
                 if c not in s.pending and shipping.can_fulfil(self.cards, resources, s.pending + [c]):
                     mask[actions.ADD_CONTRACT + number[c]] = True
             mask[actions.SHIP] = True
@@ -166,56 +169,63 @@ class Game:
         for c in self._fulfillable_contracts(p):
             mask[actions.ADD_CONTRACT + number[c]] = True
         if s.phase == CHOOSE_BOARD:
-            mask[:4] = self._choosable_boards()
+            for b in self._choosable_boards():
+                mask[b] = True
             return mask
-        budget = self._budget(p)
-        has_assistant = self._has_assistant(p)
-        self._mark_takes(mask, s.current_board, budget, has_assistant)
+        money, has_assistant, _ = self._summary(p)
+        budget = int(s.cash[p]) + money
+        cost = self.cards.cost_of
+        board = s.current_board
+        for slot, c in enumerate(s.current[board].tolist()):  # R-TAKE-1, R-TAKE-4
+            if c >= 0 and cost[c] <= budget:
+                mask[actions.TAKE + slot] = True
+        if has_assistant:  # R-TAKE-2
+            for slot, c in enumerate(s.future[board].tolist()):
+                if c >= 0 and cost[c] <= budget:
+                    mask[actions.TAKE_FUTURE + slot] = True
         if s.phase == TAKE:
             mask[actions.PASS] = True
             if p == s.harbour_master and self._others_have_taken():  # R-ROUND-5
-                cost = self.cards.cost
-                for b in range(4):
-                    if not s.chosen[b] and _can_take_on(s, cost, b, budget, has_assistant):
+                for b in self._choosable_boards():
+                    if self._can_take_on(b, budget, has_assistant):
                         mask[b] = True
         return mask
 
-    def _mark_takes(self, mask, board, budget, has_assistant):
+    def _choosable_boards(self) -> list[int]:
+        """Boards not chosen this round that hold a card in their current or future supply (R-ROUND-1)."""
         s = self.state
-        cost = self.cards.cost
-        current = s.current[board]
-        mask[actions.TAKE:actions.TAKE + 4] = (current >= 0) & (cost[current] <= budget)  # R-TAKE-1, R-TAKE-4
-        if has_assistant:  # R-TAKE-2
-            future = s.future[board]
-            mask[actions.TAKE_FUTURE:actions.TAKE_FUTURE + 2] = (future >= 0) & (cost[future] <= budget)
+        chosen = s.chosen.tolist()
+        current = s.current.tolist()
+        future = s.future.tolist()
+        return [b for b in range(4) if not chosen[b] and (max(current[b]) >= 0 or max(future[b]) >= 0)]
 
-    def _choosable_boards(self) -> np.ndarray:
+    def _can_take_on(self, board: int, budget: int, has_assistant: bool) -> bool:
+        cost = self.cards.cost_of
         s = self.state
-        has_cards = (s.current.max(axis=1) >= 0) | (s.future.max(axis=1) >= 0)  # R-ROUND-1
-        return has_cards & (s.chosen == 0)
+        if any(c >= 0 and cost[c] <= budget for c in s.current[board].tolist()):
+            return True
+        return has_assistant and any(c >= 0 and cost[c] <= budget for c in s.future[board].tolist())
 
     def _others_have_taken(self) -> bool:
         s = self.state
-        return int(s.has_piece[:s.num_players].sum()) == 1  # only the harbour master still holds his piece
+        return s.has_piece[:s.num_players].tolist().count(1) == 1  # only the harbour master holds his piece
 
-    def _budget(self, p: int) -> int:
-        """Cash plus the money cards in hand: what the player can pay (R-TAKE-4)."""
-        hand = self.hand(p)
-        return int(self.state.cash[p]) + int(self.cards.money[hand].sum()) if hand else int(self.state.cash[p])
-
-    def _has_assistant(self, p: int) -> bool:
-        kind = self.cards.kind
-        return any(kind[c] == ASSISTANT for c in self.hand(p))
-
-    def _contracts_in_hand(self, p: int) -> list[int]:
-        number = self.cards.contract_number
-        return [c for c in self.hand(p) if number[c] >= 0]
+    def _summary(self, p: int) -> tuple[int, bool, list[int]]:
+        """(money cards' total, holds an assistant, contracts) of a hand, cached until it changes."""
+        summary = self._summaries[p]
+        if summary is None:
+            cards = self.cards
+            hand = self.hand(p)
+            kind, money, number = cards.kind_of, cards.money_of, cards.number_of
+            summary = self._summaries[p] = (sum(money[c] for c in hand), any(kind[c] == ASSISTANT for c in hand),
+                                            [c for c in hand if number[c] >= 0])
+        return summary
 
     def _fulfillable_contracts(self, p: int) -> list[int]:
         """Contracts in hand that could be shipped on their own now (cached until the hand changes)."""
         f = self._fulfillable[p]
         if f is None:
-            contracts = self._contracts_in_hand(p)
+            contracts = self._summary(p)[2]
             if contracts and self.ships(p):
                 resources = self.hand(p) + self.ships(p)
                 f = [c for c in contracts if shipping.can_fulfil(self.cards, resources, (c,))]
@@ -289,7 +299,7 @@ class Game:
         s = self.state
         if p != s.harbour_master:
             self._ask_next()
-        elif self._others_have_taken() or not self._choosable_boards().any():  # R-ROUND-5, R-ROUND-4
+        elif self._others_have_taken() or not self._choosable_boards():  # R-ROUND-5, R-ROUND-4
             self._end_round()
         else:
             s.phase = CHOOSE_BOARD
@@ -301,13 +311,13 @@ class Game:
         board = s.current_board
         card = int(supply[board, slot])
         if assistant:  # R-TAKE-2: the lowest assistant goes to the guildhall discard pile
-            spent = next(c for c in self.hand(p) if cards.kind[c] == ASSISTANT)
+            spent = next(c for c in self.hand(p) if cards.kind_of[c] == ASSISTANT)
             s.location[spent] = DISCARD + 0
         cost = int(cards.cost[card])
         if cost:
             self._pay(p, cost)
         supply[board, slot] = -1
-        s.location[card] = SHIPS + p if cards.kind[card] == SHIP else HAND + p  # R-TAKE-5
+        s.location[card] = SHIPS + p if cards.kind_of[card] == SHIP else HAND + p  # R-TAKE-5
         s.has_piece[p] = 0
         self._hand_changed(p)
         if p == s.harbour_master:  # R-ROUND-3
@@ -339,13 +349,14 @@ class Game:
     def _hand_changed(self, p: int):
         self._hands[p] = None
         self._ships[p] = None
+        self._summaries[p] = None
         self._fulfillable[p] = None
 
     # ------------------------------------------------------- end of a round
     def _end_round(self):
         s = self.state
         for b in sorted(s.chosen_order):  # R-REFILL-1, R-REFILL-3: chosen boards only, in board order
-            self._refill(b)
+            _refill(s, b)
         if int(s.exhausted.sum()) >= END_THRESHOLD[s.num_players]:  # R-END-1
             self._finish()
             return
@@ -359,28 +370,12 @@ class Game:
         s.current_board = -1
         s.current_player = s.harbour_master
 
-    def _refill(self, b: int):
-        s = self.state
-        current = s.current[b]
-        left = current[current >= 0]
-        s.location[left] = DISCARD + b
-        future = s.future[b]
-        moved = future[future >= 0].copy()
-        current[:] = -1
-        future[:] = -1
-        current[:len(moved)] = moved
-        s.location[moved] = CURRENT + b
-        filled = _deal(s, b, s.current, s.supply_size, CURRENT, start=len(moved))
-        _deal(s, b, s.future, 2, FUTURE)
-        if filled < s.supply_size:  # R-REFILL-2
-            s.exhausted[b] = 1
-
     def _finish(self):
         """Final fulfilment, cashing and the end of the game (R-SCORE-1)."""
         s = self.state
         cards = self.cards
         for p in range(s.num_players):
-            contracts = self._contracts_in_hand(p)
+            contracts = self._summary(p)[2]
             if contracts and self.ships(p):
                 fulfilled, paid = shipping.best_fulfilment(cards, self.hand(p) + self.ships(p), contracts)
                 if fulfilled:
@@ -443,22 +438,27 @@ def _banker_points(cash: list[int]) -> list[int]:
     return [3 if c == top else 1 if c == second else 0 for c in cash]
 
 
-def _deal(s: State, board: int, supply: np.ndarray, size: int, code: int, start: int = 0) -> int:
-    """Draw from a board's deck into supply slots start..size-1; return how many slots are filled."""
-    top = int(s.deck_top[board])
-    drawn = s.deck[board, top:min(top + size - start, int(s.deck_end[board]))]
-    supply[board, start:start + len(drawn)] = drawn
-    s.location[drawn] = code + board
-    s.deck_top[board] = top + len(drawn)
-    return start + len(drawn)
-
-
-def _can_take_on(s: State, cost: np.ndarray, board: int, budget: int, has_assistant: bool) -> bool:
-    current = s.current[board]
-    if ((current >= 0) & (cost[current] <= budget)).any():
-        return True
-    future = s.future[board]
-    return has_assistant and bool(((future >= 0) & (cost[future] <= budget)).any())
+def _refill(s: State, b: int):
+    """Refill a board (R-REFILL-1, R-REFILL-2, R-VAR-2); on empty supplies this is the deal of R-SETUP-4."""
+    location = s.location
+    left = [c for c in s.current[b].tolist() if c >= 0]
+    if left:
+        location[left] = DISCARD + b
+    moved = [c for c in s.future[b].tolist() if c >= 0]
+    top, end = int(s.deck_top[b]), int(s.deck_end[b])
+    count = min(s.supply_size - len(moved), end - top)  # extra draws when an assistant emptied a future slot
+    current = moved + s.deck[b, top:top + count].tolist()
+    top += count
+    future = s.deck[b, top:min(top + 2, end)].tolist()
+    s.deck_top[b] = top + len(future)
+    s.current[b] = current + [-1] * (MAX_SUPPLY - len(current))
+    s.future[b] = future + [-1] * (FUTURE_SLOTS - len(future))
+    if current:
+        location[current] = CURRENT + b
+    if future:
+        location[future] = FUTURE + b
+    if len(current) < s.supply_size:  # R-REFILL-2: exhausted for good
+        s.exhausted[b] = 1
 
 
 def _cheapest_cover(cards: Catalogue, hand: list[int], shortfall: int) -> list[int]:
