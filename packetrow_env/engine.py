@@ -128,6 +128,11 @@ class Game:
         game._scores = self._scores
         return game
 
+    def sample_determinization(self, observer: int, rng: np.random.Generator) -> "Game":
+        """A full game consistent with everything ``observer`` knows, hidden cards re-dealt uniformly."""
+        from .determinization import sample
+        return sample(self, observer, rng)
+
     def to_dict(self) -> dict:
         """The position as plain JSON types (schema version 1, DESIGN.md)."""
         from .saved_game import to_dict
