@@ -45,10 +45,10 @@ _FIELDS = (
     ("has_piece", (MAX_PLAYERS,)),  # 1 while the player has not taken a card this round
     ("starting_contract", (MAX_PLAYERS,)),
 )
-_LAYOUT = {}
+LAYOUT = {}
 _offset = 0
 for _name, _shape in _FIELDS:
-    _LAYOUT[_name] = (_offset, _shape)
+    LAYOUT[_name] = (_offset, _shape)
     _offset += int(np.prod(_shape))
 BUFFER_SIZE = _offset
 
@@ -65,7 +65,7 @@ class State:
             buffer = np.zeros(BUFFER_SIZE, dtype=np.int32)
             buffer[:] = -1
         self.buffer = buffer
-        for name, (offset, shape) in _LAYOUT.items():
+        for name, (offset, shape) in LAYOUT.items():
             setattr(self, name, buffer[offset:offset + int(np.prod(shape))].reshape(shape))
         self.num_players = num_players
         self.supply_size = SUPPLY_SIZE[num_players]

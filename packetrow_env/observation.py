@@ -1,0 +1,228 @@
+"""Observation vectors: one spec of named pieces, encoded per observation mode (R-INFO).
+
+Every vector is seat-relative (seat slot 0 = the observer, then his opponents clockwise) and padded
+to 5 seats, so one network plays every player count. Cards are counted by *card type*: each
+contract is its own type (in contract-number order, as in the action layout), other cards with the
+same effect share one (three ships to Spain are one type). ``layout(mode)`` lists the pieces with
+their offsets and shapes; the README's observation table is generated from it.
+
+Modes:
+- ``tracked`` (default): what a player with perfect memory knows (R-INFO-3): each opponent's hand
+  minus his starting contract while he still holds it (every other hand card was taken face up).
+- ``table``: only what is on the table now: no opponent hand contents or sizes.
+- ``full``: everything, opponents' hands included. Not a fair observation: for debugging and
+  privileged critics only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .cards import CONTRACT, DESTINATIONS, KINDS, NUM_CONTRACTS, SHIP, Catalogue, resolve
+from .state import (DECK, DISCARD, FUTURE_SLOTS, HAND, LAYOUT, MAX_DECK, MAX_PLAYERS, MAX_SUPPLY, NUM_LOCATIONS,
+                    REMOVED, SHIPS)
+
+MODES = ("tracked", "table", "full")
+SEAT_FEATURES = ("present", "cash", "has_piece", "harbour_master", "to_act")
+CASH_SCALE = 25.0
+ROUND_SCALE = 20.0
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One named block of the observation vector."""
+
+    name: str
+    offset: int
+    shape: tuple[int, ...]
+    description: str
+
+    @property
+    def size(self) -> int:
+        """Number of floats in the piece."""
+        return int(np.prod(self.shape))
+
+
+def card_types(cards: Catalogue) -> tuple[np.ndarray, tuple[str, ...]]:
+    """(type index of each card, type names): contracts by contract number, other cards by effect."""
+    type_of = np.empty(len(cards.kind), dtype=np.int64)
+    type_of[cards.contract_ids] = np.arange(NUM_CONTRACTS)
+    names = [cards.names[c] for c in cards.contract_ids]
+    seen = {}
+    for c in np.flatnonzero(cards.kind != CONTRACT):
+        key = tuple(int(getattr(cards, column)[c]) for column in
+                    ("kind", "good", "quantity", "destination", "cost", "vp", "money", "value"))
+        if key not in seen:
+            seen[key] = len(names)
+            names.append(cards.names[c] if KINDS[cards.kind[c]] != "building" else f"{cards.names[c]}_{cards.vp[c]}vp")
+        type_of[c] = seen[key]
+    return type_of, tuple(names)
+
+
+def _spec(num_types: int) -> list[tuple[str, tuple[int, ...], str]]:
+    f = num_types
+    # Scalars first, then the card-count block, whose rows come out of one bincount in this order.
+    return [
+        ("num_players", (4,), "one-hot of the player count 2-5"),
+        ("round", (1,), f"round number / {ROUND_SCALE:g}"),
+        ("phase", (4,), "one-hot of the phase: choose_board, take, must_take, over"),
+        ("current_board", (4,), "one-hot of the board being asked on (zeros when none)"),
+        ("chosen_boards", (4,), "boards chosen this round"),
+        ("exhausted", (4,), "exhausted boards"),
+        ("deck_sizes", (4,), f"cards left in each board's deck / {MAX_DECK}"),
+        ("seats", (MAX_PLAYERS, len(SEAT_FEATURES)),
+         f"per seat (self, then clockwise; zeros = no such seat): present, cash / {CASH_SCALE:g}, has not taken "
+         "this round, is harbour master, is to act"),
+        ("holds_starting_contract", (MAX_PLAYERS,), "per seat: still holds his starting contract (opponents: "
+         "tracked and full only)"),
+        ("ships", (MAX_PLAYERS, len(DESTINATIONS)), "per seat: merchant ships face up, by destination"),
+        ("pending_shipment", (NUM_CONTRACTS,), "contracts staged for the next shipment, by contract number"),
+        ("current_supply", (4, MAX_SUPPLY, f), "per board and slot: one-hot card type (zeros = empty slot)"),
+        ("future_supply", (4, FUTURE_SLOTS, f), "per board and future slot: one-hot card type"),
+        ("hands", (MAX_PLAYERS, f), "per seat: card-type counts of the hand as the mode reveals it (own hand; "
+         "opponents: cards known from their takes (tracked), nothing (table), everything (full))"),
+        ("discarded", (f,), "card-type counts of all discard piles"),
+        ("unseen", (f,), "card-type counts of the cards the observer cannot locate (decks, removed cards, "
+         "hidden hand cards)"),
+    ]
+
+
+# Rows of the card-count block (each num_types wide), in layout order.
+_CURRENT_ROWS = 0
+_FUTURE_ROWS = _CURRENT_ROWS + 4 * MAX_SUPPLY
+_HAND_ROWS = _FUTURE_ROWS + 4 * FUTURE_SLOTS
+_DISCARDED_ROW = _HAND_ROWS + MAX_PLAYERS
+_UNSEEN_ROW = _DISCARDED_ROW + 1
+_BLOCK_ROWS = _UNSEEN_ROW + 1
+_TRASH_ROW = _BLOCK_ROWS  # counted elsewhere (ships) or overwritten (supplies)
+
+
+class Encoder:
+    """Builds observation vectors of one catalogue; one instance per catalogue (see ``encoder``)."""
+
+    def __init__(self, cards: Catalogue):
+        self.cards = cards
+        self.type_of, self.type_names = card_types(cards)
+        f = self.num_types = len(self.type_names)
+        offset = 0
+        self.pieces = []
+        for name, shape, description in _spec(f):
+            self.pieces.append(Piece(name, offset, shape, description))
+            offset += int(np.prod(shape))
+        self.size = offset
+        self._slices = [(p.name, slice(p.offset, p.offset + p.size), p.shape) for p in self.pieces]
+        by_name = {p.name: p for p in self.pieces}
+        self._header = by_name["ships"].offset
+        self._ships = slice(by_name["ships"].offset, by_name["ships"].offset + by_name["ships"].size)
+        self._pending = by_name["pending_shipment"].offset
+        self._block = slice(by_name["current_supply"].offset, self.size)
+        self._ship_ids = np.flatnonzero(cards.kind == SHIP)
+        self._ship_destination = cards.destination[self._ship_ids].astype(np.int64)
+        self._supply_keys = np.arange(_CURRENT_ROWS, _HAND_ROWS) * f
+        self._row_tables = {}
+        # State keeps the current and future supplies next to each other in its buffer.
+        current, future = LAYOUT["current"], LAYOUT["future"]
+        assert future[0] == current[0] + int(np.prod(current[1]))
+        self._supply = slice(current[0], future[0] + int(np.prod(future[1])))
+
+    def _rows(self, n: int, seat: int, mode: str) -> np.ndarray:
+        """Location code -> first index of its row of the card-count block, for one observer."""
+        key = (n, seat, mode)
+        table = self._row_tables.get(key)
+        if table is None:
+            if mode not in MODES:
+                raise ValueError(f"unknown observation mode {mode!r}; allowed: {', '.join(MODES)}")
+            table = np.full(NUM_LOCATIONS, _TRASH_ROW, dtype=np.int64)
+            table[DECK:DECK + 4] = _UNSEEN_ROW
+            table[REMOVED] = _UNSEEN_ROW
+            table[DISCARD:DISCARD + 4] = _DISCARDED_ROW
+            for q in range(n):
+                k = (q - seat) % n
+                table[HAND + q] = _UNSEEN_ROW if mode == "table" and k else _HAND_ROWS + k
+            table = self._row_tables[key] = table * self.num_types
+        return table
+
+    def encode(self, game, seat: int, mode: str = "tracked") -> np.ndarray:
+        """The observation vector of ``seat`` in ``mode`` (float32, length ``size``)."""
+        s = game.state
+        n = s.num_players
+        f = self.num_types
+        location = s.location
+        key = self._rows(n, seat, mode)[location]
+        supply = s.buffer[self._supply]
+        filled = supply >= 0
+        key[supply[filled]] = self._supply_keys[filled]
+        starts = s.starting_contract[:n]
+        where = (location[starts] - HAND).tolist()
+        order = [(seat + k) % n for k in range(n)]
+        holds = [int(where[q] == q) for q in order]
+        if mode == "tracked":  # opponents' starting contracts still in hand are hidden (R-INFO-3)
+            hidden = [int(starts[q]) for k, q in enumerate(order) if k and holds[k]]
+            key[hidden] = _UNSEEN_ROW * f
+        elif mode == "table":
+            holds[1:] = [0] * (n - 1)
+
+        out = np.empty(self.size, dtype=np.float32)
+        counts = np.bincount(key + self.type_of, minlength=(_TRASH_ROW + 1) * f)
+        out[self._block] = counts[:_BLOCK_ROWS * f]
+
+        over = s.phase == 3
+        phase = [0.0] * 4
+        phase[s.phase] = 1.0
+        board = [0.0] * 4
+        if s.current_board >= 0:
+            board[s.current_board] = 1.0
+        count = [0.0] * 4
+        count[n - 2] = 1.0
+        cash = s.cash.tolist()
+        has_piece = s.has_piece.tolist()
+        seats = []
+        for q in order:
+            seats += (1.0, cash[q] / CASH_SCALE, has_piece[q], q == s.harbour_master,
+                      not over and q == s.current_player)
+        seats += [0.0] * (len(SEAT_FEATURES) * (MAX_PLAYERS - n))
+        header = (count + [s.round / ROUND_SCALE] + phase + board + s.chosen.tolist() + s.exhausted.tolist()
+                  + ((s.deck_end - s.deck_top) / MAX_DECK).tolist() + seats + holds + [0] * (MAX_PLAYERS - n))
+        out[:self._header] = header
+
+        owner = location[self._ship_ids] - SHIPS
+        owned = owner >= 0
+        slot = (owner[owned] - seat) % n
+        out[self._ships] = np.bincount(slot * len(DESTINATIONS) + self._ship_destination[owned],
+                                       minlength=MAX_PLAYERS * len(DESTINATIONS))
+        out[self._pending:self._block.start] = 0
+        if s.pending:
+            out[self._pending + self.cards.contract_number[s.pending]] = 1
+        return out
+
+    def state_vector(self, game) -> np.ndarray:
+        """A global full-information vector (seat 0's full observation), for centralised critics."""
+        return self.encode(game, 0, "full")
+
+    def split(self, vector: np.ndarray) -> dict[str, np.ndarray]:
+        """The named pieces of an observation vector, reshaped."""
+        return {name: vector[sl].reshape(shape) for name, sl, shape in self._slices}
+
+
+@lru_cache(maxsize=8)
+def encoder(cards: Catalogue | None = None) -> Encoder:
+    """The (cached) encoder of a catalogue; the default catalogue when None."""
+    return Encoder(resolve(cards))
+
+
+def layout(mode: str = "tracked", cards: Catalogue | None = None) -> list[Piece]:
+    """The pieces of the observation vector of ``mode``: name, offset, shape, description."""
+    if mode not in MODES:
+        raise ValueError(f"unknown observation mode {mode!r}; allowed: {', '.join(MODES)}")
+    return list(encoder(cards).pieces)
+
+
+def layout_table(mode: str = "tracked", cards: Catalogue | None = None) -> str:
+    """The observation layout as a Markdown table (the README's table is generated by this)."""
+    rows = ["| piece | offset | shape | meaning |", "|---|---|---|---|"]
+    rows += [f"| `{p.name}` | {p.offset} | {p.shape} | {p.description} |" for p in layout(mode, cards)]
+    size = encoder(cards).size
+    return "\n".join(rows) + f"\n\nTotal: {size} float32 values."
