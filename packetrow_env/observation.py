@@ -128,22 +128,25 @@ class Encoder:
         assert future[0] == current[0] + int(np.prod(current[1]))
         self._supply = slice(current[0], future[0] + int(np.prod(future[1])))
 
-    def _rows(self, n: int, seat: int, mode: str) -> np.ndarray:
-        """Location code -> first index of its row of the card-count block, for one observer."""
+    def _observer(self, n: int, seat: int, mode: str):
+        """Lookup tables of one observer: location -> count key, seats in his order, location -> ship key."""
         key = (n, seat, mode)
-        table = self._row_tables.get(key)
-        if table is None:
+        tables = self._row_tables.get(key)
+        if tables is None:
             if mode not in MODES:
                 raise ValueError(f"unknown observation mode {mode!r}; allowed: {', '.join(MODES)}")
-            table = np.full(NUM_LOCATIONS, _TRASH_ROW, dtype=np.int64)
-            table[DECK:DECK + 4] = _UNSEEN_ROW
-            table[REMOVED] = _UNSEEN_ROW
-            table[DISCARD:DISCARD + 4] = _DISCARDED_ROW
+            rows = np.full(NUM_LOCATIONS, _TRASH_ROW, dtype=np.int64)
+            rows[DECK:DECK + 4] = _UNSEEN_ROW
+            rows[REMOVED] = _UNSEEN_ROW
+            rows[DISCARD:DISCARD + 4] = _DISCARDED_ROW
+            ships = np.full(NUM_LOCATIONS, MAX_PLAYERS * len(DESTINATIONS), dtype=np.int64)  # past the piece
             for q in range(n):
                 k = (q - seat) % n
-                table[HAND + q] = _UNSEEN_ROW if mode == "table" and k else _HAND_ROWS + k
-            table = self._row_tables[key] = table * self.num_types
-        return table
+                rows[HAND + q] = _UNSEEN_ROW if mode == "table" and k else _HAND_ROWS + k
+                ships[SHIPS + q] = k * len(DESTINATIONS)
+            order = [(seat + k) % n for k in range(n)]
+            tables = self._row_tables[key] = (rows * self.num_types, order, ships)
+        return tables
 
     def encode(self, game, seat: int, mode: str = "tracked") -> np.ndarray:
         """The observation vector of ``seat`` in ``mode`` (float32, length ``size``)."""
@@ -151,13 +154,13 @@ class Encoder:
         n = s.num_players
         f = self.num_types
         location = s.location
-        key = self._rows(n, seat, mode)[location]
+        rows, order, ship_rows = self._observer(n, seat, mode)
+        key = rows[location]
         supply = s.buffer[self._supply]
         filled = supply >= 0
         key[supply[filled]] = self._supply_keys[filled]
         starts = s.starting_contract[:n]
         where = (location[starts] - HAND).tolist()
-        order = [(seat + k) % n for k in range(n)]
         holds = [int(where[q] == q) for q in order]
         if mode == "tracked":  # opponents' starting contracts still in hand are hidden (R-INFO-3)
             hidden = [int(starts[q]) for k, q in enumerate(order) if k and holds[k]]
@@ -188,11 +191,9 @@ class Encoder:
                   + ((s.deck_end - s.deck_top) / MAX_DECK).tolist() + seats + holds + [0] * (MAX_PLAYERS - n))
         out[:self._header] = header
 
-        owner = location[self._ship_ids] - SHIPS
-        owned = owner >= 0
-        slot = (owner[owned] - seat) % n
-        out[self._ships] = np.bincount(slot * len(DESTINATIONS) + self._ship_destination[owned],
-                                       minlength=MAX_PLAYERS * len(DESTINATIONS))
+        ships = np.bincount(ship_rows[location[self._ship_ids]] + self._ship_destination,
+                            minlength=(MAX_PLAYERS + 1) * len(DESTINATIONS))
+        out[self._ships] = ships[:MAX_PLAYERS * len(DESTINATIONS)]
         out[self._pending:self._block.start] = 0
         if s.pending:
             out[self._pending + self.cards.contract_number[s.pending]] = 1

@@ -1,0 +1,248 @@
+"""The PettingZoo AEC environment of Packet Row: ``env()`` (order-enforced) and ``raw_env()``."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+from . import actions, render as text
+from .cards import resolve
+from .engine import Game, IllegalActionError
+from .observation import MODES, encoder
+from .state import MAX_PLAYERS, MIN_PLAYERS
+
+REWARD_MODES = ("rank", "win", "vp")
+ILLEGAL_ACTIONS = ("raise", "penalize")
+RENDER_MODES = ("ansi", "human")
+
+
+def _choice(name, value, allowed):
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+
+
+def final_rewards(scores: list[dict], reward_mode: str) -> list[float]:
+    """Terminal reward per seat (R-SCORE-4 order): rank (+1 first .. -1 last, ties share), win, or vp."""
+    n = len(scores)
+    if reward_mode == "win":
+        return [1.0 if row["winner"] else 0.0 for row in scores]
+    if reward_mode == "vp":
+        total = sum(row["vp"] for row in scores)
+        return [row["vp"] - (total - row["vp"]) / (n - 1) for row in scores]
+    keys = [(row["vp"], row["cash"]) for row in scores]
+    ranked = sorted(keys, reverse=True)
+    value = [1.0 - 2.0 * r / (n - 1) for r in range(n)]
+    rewards = []
+    for key in keys:  # tied seats share the mean of the places they occupy
+        places = [r for r, other in enumerate(ranked) if other == key]
+        rewards.append(sum(value[r] for r in places) / len(places))
+    return rewards
+
+
+class raw_env(AECEnv):
+    """Packet Row as a PettingZoo AEC environment, without the order-enforcing wrapper."""
+
+    metadata = {"render_modes": list(RENDER_MODES), "name": "packetrow_v0", "is_parallelizable": False,
+                "render_fps": 1}
+
+    def __init__(self, num_players: int = 4, observation_mode: str = "tracked", reward_mode: str = "rank",
+                 illegal_action: str = "raise", cards=None, render_mode: str | None = None,
+                 random_start: bool = False):
+        super().__init__()
+        if isinstance(num_players, bool) or num_players not in range(MIN_PLAYERS, MAX_PLAYERS + 1):
+            raise ValueError(f"num_players must be one of 2, 3, 4, 5, got {num_players!r}")
+        _choice("observation_mode", observation_mode, MODES)
+        _choice("reward_mode", reward_mode, REWARD_MODES)
+        _choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        _choice("render_mode", render_mode, RENDER_MODES + (None,))
+        self.num_players = num_players
+        self.observation_mode = observation_mode
+        self.reward_mode = reward_mode
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        self.random_start = random_start
+        self.cards = resolve(cards)
+        self._encoder = encoder(self.cards)
+        self.possible_agents = [f"player_{p}" for p in range(num_players)]
+        self._seat = {agent: p for p, agent in enumerate(self.possible_agents)}
+        size = self._encoder.size
+        self.observation_spaces = {agent: spaces.Dict({
+            "observation": spaces.Box(0.0, np.inf, (size,), np.float32),
+            "action_mask": spaces.Box(0, 1, (actions.NUM_ACTIONS,), np.int8)}) for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(actions.NUM_ACTIONS) for agent in self.possible_agents}
+        self._no_mask = np.zeros(actions.NUM_ACTIONS, dtype=np.int8)
+        self._no_mask.flags.writeable = False
+        self._seeds = np.random.default_rng()
+        self.game = None
+
+    def observation_space(self, agent):
+        """The (fixed) observation space of an agent."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        """The (fixed) action space of an agent: Discrete(48)."""
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        """Deal a new game (``seed``) or start from a saved position (``options={"state": game.to_dict()}``)."""
+        options = options or {}
+        unknown = set(options) - {"state"}
+        if unknown:  # PettingZoo lets callers pass options an env does not use: say so, but go on
+            warnings.warn(f"reset ignores unknown options {sorted(unknown)}; packetrow uses only 'state'", stacklevel=2)
+        if seed is not None:
+            self._seeds = np.random.default_rng(seed)
+        if "state" in options:
+            game = Game.from_dict(options["state"], cards=self.cards)
+            if game.num_players != self.num_players:
+                raise ValueError(f"the saved game has {game.num_players} players, this env {self.num_players}")
+        else:
+            game = Game.new(self.num_players, seed=int(self._seeds.integers(2**63)), random_start=self.random_start,
+                            cards=self.cards)
+        self.game = game
+        self.agents = list(self.possible_agents)
+        self.rewards = {agent: 0.0 for agent in self.agents}
+        self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
+        self.terminations = {agent: False for agent in self.agents}
+        self.truncations = {agent: False for agent in self.agents}
+        self.infos = {agent: {"action_mask": self._no_mask} for agent in self.agents}
+        self._observations = {}
+        if game.is_over:
+            self._end([0.0] * self.num_players)
+            self.agent_selection = self.agents[0]
+        else:
+            self._select()
+
+    def _select(self):
+        """Point agent_selection and the action masks at the player to act."""
+        agent = self.possible_agents[self.game.current_player]
+        self.agent_selection = agent
+        self.infos[agent]["action_mask"] = self.game.legal_action_mask().astype(np.int8)
+
+    def observe(self, agent):
+        """The agent's observation dict; its action mask is zeros unless it is the agent to act."""
+        cached = self._observations.get(agent)
+        if cached is None:
+            seat = self._seat[agent]
+            vector = self._encoder.encode(self.game, seat, self.observation_mode)
+            cached = self._observations[agent] = {"observation": vector, "action_mask": self.infos[agent]["action_mask"]
+                                                  if agent in self.infos else self._no_mask}
+        return cached
+
+    def state(self) -> np.ndarray:
+        """A global full-information vector (for centralised critics)."""
+        return self._encoder.state_vector(self.game)
+
+    def step(self, action):
+        """Apply the selected agent's action (None for an agent that is already done)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[agent] = 0.0
+        try:
+            self.game.step(action)
+        except IllegalActionError:
+            if self.illegal_action == "raise":
+                raise
+            penalty = [0.0] * self.num_players
+            penalty[self._seat[agent]] = -1.0
+            self._end(penalty)
+        else:
+            self.infos[agent]["action_mask"] = self._no_mask
+            self._observations = {}
+            if self.game.is_over:
+                self._end(final_rewards(self.game.scores(), self.reward_mode))
+            else:
+                self._select()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _end(self, rewards: list[float]):
+        for agent, reward in zip(self.possible_agents, rewards):
+            self.rewards[agent] = reward
+            self.terminations[agent] = True
+            self.infos[agent]["action_mask"] = self._no_mask
+        self._observations = {}
+
+    def render_text(self, agent=None) -> str:
+        """The table as ``agent`` (default: the agent to act) may see it."""
+        seat = self._seat[agent or self.agent_selection]
+        game = self.game
+        known = None
+        if self.observation_mode != "table":
+            known = []
+            for p in range(game.num_players):
+                start = int(game.state.starting_contract[p])
+                hidden = self.observation_mode == "tracked" and p != seat
+                known.append([c for c in game.hand(p) if not (hidden and c == start)])
+        return text.render(game, seat=seat, known_hands=known)
+
+    def render(self):
+        """Text of the table for the agent to act: returned in 'ansi' mode, printed in 'human' mode."""
+        if self.render_mode is None:
+            raise ValueError("render() needs render_mode 'ansi' or 'human' (pass render_mode= to env())")
+        out = self.render_text()
+        if self.render_mode == "human":
+            print(out)
+            return None
+        return out
+
+    def action_to_string(self, action: int) -> str:
+        """An action as 'name: what it does now', e.g. 'take:1: take 3 cotton ($10) from the market'."""
+        name = actions.name(action)
+        if self.game is None or self.game.is_over:
+            return name
+        return f"{name}: {text.describe_action(self.game, action)}"
+
+    @staticmethod
+    def string_to_action(text_: str) -> int:
+        """The action id of a name ('take:1', 'pass', 'ship', ...), a number, or an action_to_string text."""
+        head = text_.split(": ", 1)[0]
+        return actions.parse(head)
+
+    def close(self):
+        """Nothing to release."""
+
+
+class _OrderEnforcing(OrderEnforcingWrapper):
+    """PettingZoo's order enforcement with direct attribute access (its __getattr__ costs ~45 µs a step)."""
+
+    def _forward(name):  # noqa: N805 - builds properties at class creation
+        def get(self):
+            if not self._has_reset:
+                raise AttributeError(f"{name} cannot be accessed before reset")
+            return getattr(self.env, name)
+        return property(get)
+
+    agents = _forward("agents")
+    agent_selection = _forward("agent_selection")
+    rewards = _forward("rewards")
+    terminations = _forward("terminations")
+    truncations = _forward("truncations")
+    infos = _forward("infos")
+    del _forward
+
+    @property
+    def _cumulative_rewards(self):
+        return self.env._cumulative_rewards
+
+    @property
+    def num_agents(self):
+        """The number of agents still in the game."""
+        return len(self.agents)
+
+    def last(self, observe: bool = True):
+        """(observation, cumulative reward, terminated, truncated, info) of the agent to act."""
+        if not self._has_reset:
+            raise AttributeError("last() cannot be called before reset")
+        return self.env.last(observe)
+
+
+def env(**kwargs) -> AECEnv:
+    """The Packet Row AEC environment with order enforcement (see ``raw_env`` for the options)."""
+    return _OrderEnforcing(raw_env(**kwargs))
