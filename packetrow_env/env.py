@@ -71,7 +71,7 @@ class raw_env(AECEnv):
         self._seat = {agent: p for p, agent in enumerate(self.possible_agents)}
         size = self._encoder.size
         self.observation_spaces = {agent: spaces.Dict({
-            "observation": spaces.Box(0.0, np.inf, (size,), np.float32),
+            "observation": spaces.Box(0.0, self._encoder.high, (size,), np.float32),
             "action_mask": spaces.Box(0, 1, (actions.NUM_ACTIONS,), np.int8)}) for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(actions.NUM_ACTIONS) for agent in self.possible_agents}
         self._no_mask = np.zeros(actions.NUM_ACTIONS, dtype=np.int8)

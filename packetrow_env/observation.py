@@ -23,7 +23,7 @@ import numpy as np
 
 from .cards import CONTRACT, DESTINATIONS, KINDS, NUM_CONTRACTS, SHIP, Catalogue, resolve
 from .state import (DECK, DISCARD, FUTURE_SLOTS, HAND, LAYOUT, MAX_DECK, MAX_PLAYERS, MAX_SUPPLY, NUM_LOCATIONS,
-                    REMOVED, SHIPS)
+                    REMOVED, SHIPS, STARTING_CASH)
 
 MODES = ("tracked", "table", "full")
 SEAT_FEATURES = ("present", "cash", "has_piece", "harbour_master", "to_act")
@@ -123,6 +123,9 @@ class Encoder:
         self._ship_destination = cards.destination[self._ship_ids].astype(np.int64)
         self._supply_keys = np.arange(_CURRENT_ROWS, _HAND_ROWS) * f
         self._row_tables = {}
+        # A provable bound for the observation space: all the cash the game can hold, or all the cards.
+        most_cash = STARTING_CASH + int(cards.reward.sum()) + int(cards.money.sum())
+        self.high = float(max(len(cards.kind), most_cash / CASH_SCALE, 1000 / ROUND_SCALE))
         # State keeps the current and future supplies next to each other in its buffer.
         current, future = LAYOUT["current"], LAYOUT["future"]
         assert future[0] == current[0] + int(np.prod(current[1]))

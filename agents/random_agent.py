@@ -1,0 +1,26 @@
+"""The uniform random baseline."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class RandomAgent:
+    """Uniform over the legal actions, seeded."""
+
+    needs_observation = False
+
+    def __init__(self, seed: int = 0):
+        self.name = "random"
+        self.reset(seed)
+
+    def reset(self, seed: int) -> None:
+        """Reseed for a new game."""
+        self._rng = np.random.default_rng(seed)
+
+    def act(self, observation, action_mask, game=None) -> int:
+        """A uniformly random legal action."""
+        legal = np.flatnonzero(action_mask)
+        if len(legal) == 0:
+            raise ValueError("no legal action: the mask is all zeros (is the game over, or is it another seat's turn?)")
+        return int(legal[self._rng.integers(len(legal))])
