@@ -24,6 +24,13 @@ def _demo(args) -> int:
     return 0
 
 
+def _layout(args) -> int:
+    from .observation import layout_table
+
+    print(layout_table(args.mode))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``packetrow`` command."""
     parser = argparse.ArgumentParser(prog="packetrow", description="Packet Row: environment, agents and training.")
@@ -34,6 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0, help="seed of the deal and the players (default 0)")
     demo.add_argument("--quiet", action="store_true", help="print only the final table")
     demo.set_defaults(run=_demo)
+    layout = sub.add_parser("layout", help="print the observation layout as a Markdown table",
+                            description="Print the observation vector's pieces (name, offset, shape, meaning).")
+    layout.add_argument("--mode", default="tracked", choices=("tracked", "table", "full"),
+                        help="observation mode (the layout is the same in every mode; default tracked)")
+    layout.set_defaults(run=_layout)
     return parser
 
 

@@ -1,0 +1,19 @@
+"""The README's generated parts match the code."""
+
+from pathlib import Path
+
+from packetrow_env.observation import layout_table
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_readme_observation_table_is_generated_from_the_layout():
+    text = README.read_text()
+    start = text.index("<!-- observation-layout -->") + len("<!-- observation-layout -->")
+    end = text.index("<!-- /observation-layout -->")
+    assert text[start:end].strip() == layout_table().strip(), "regenerate it with `packetrow layout`"
+
+
+def test_readme_test_command_is_what_ci_runs():
+    ci = (README.parent / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert ci in README.read_text()
