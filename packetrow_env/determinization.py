@@ -14,7 +14,7 @@ opponent still holds it. What he does not know, and what ``sample`` therefore re
   shipment is public (the action named it) and stays where it is.
 
 Each pool is dealt by a uniformly random permutation. The new game gets a fresh random generator
-seeded from ``rng``: the true game's generator decides future shuffles, so it is hidden too.
+seeded from ``rng``: the true game's generator state decided the shuffles, so it is hidden too.
 """
 
 from __future__ import annotations
@@ -25,16 +25,7 @@ import numpy as np
 
 from .cards import START
 from .engine import Game
-from .state import DECK, HAND, LAYOUT, REMOVED, State
-
-# The state's array views: (name, start, stop, shape) in the flat buffer.
-_VIEWS = tuple((name, offset, offset + int(np.prod(shape)), shape if len(shape) > 1 else None)
-               for name, (offset, shape) in LAYOUT.items())
-# Everything else a State holds, copied by value (lists copied), except the generator.
-_STATE_SCALARS = tuple(name for name in State.__slots__ if name not in LAYOUT and name not in ("buffer", "rng"))
-_MUTABLE = (list, dict, set)
-_GAME_SLOTS: dict = {}  # class -> every slot of a game of that class
-
+from .state import DECK, HAND, REMOVED
 
 def sample(game: Game, observer: int, rng: np.random.Generator) -> Game:
     """A new game consistent with everything ``observer`` knows, the cards he cannot locate re-dealt uniformly."""
@@ -54,9 +45,10 @@ def sample(game: Game, observer: int, rng: np.random.Generator) -> Game:
     held = location[starts].tolist()
     hidden_seats = [p for p in range(n) if p != seat and held[p] == HAND + p and starts[p] not in s.pending]
 
-    seed = rng.bit_generator.random_raw()  # the new game's generator: the true one decides hidden shuffles
-    new = _copy(game, np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed))))
+    new = game.clone()
     t = new.state
+    # The true generator state decided the shuffles, so it is hidden too: the sample gets a fresh one.
+    t.rng_state = np.random.PCG64(rng.bit_generator.random_raw()).state
     tops, ends = s.deck_top.tolist(), s.deck_end.tolist()
     for b in range(4):  # each board's deck positions and removed slots get a uniform permutation of their cards
         top, end = tops[b], ends[b]
@@ -96,31 +88,6 @@ def _seat(observer, n: int) -> int:
         if seat is not None and 0 <= seat < n:
             return seat
     raise ValueError(f"observer must be a seat number (an integer from 0 to {n - 1}), got {observer!r}")
-
-
-def _copy(game: Game, rng: np.random.Generator) -> Game:
-    """``game.clone()`` with the given generator, built without ``State.__init__`` (which recomputes the views'
-    sizes) and without seeding a throw-away generator from OS entropy: several times faster."""
-    s = game.state
-    t = State.__new__(State)
-    buffer = t.buffer = s.buffer.copy()
-    for name, start, stop, shape in _VIEWS:
-        view = buffer[start:stop]
-        setattr(t, name, view if shape is None else view.reshape(shape))
-    for name in _STATE_SCALARS:
-        value = getattr(s, name)
-        setattr(t, name, value.copy() if isinstance(value, _MUTABLE) else value)
-    t.rng = rng
-    cls = type(game)
-    new = cls.__new__(cls)
-    slots = _GAME_SLOTS.get(cls)
-    if slots is None:
-        slots = _GAME_SLOTS[cls] = tuple(name for k in cls.__mro__ for name in getattr(k, "__slots__", ()))
-    for name in slots:  # as clone(): the caches are copied lists whose entries are never mutated in place
-        value = getattr(game, name)
-        setattr(new, name, value.copy() if isinstance(value, _MUTABLE) else value)
-    new.state = t
-    return new
 
 
 __all__ = ["sample"]

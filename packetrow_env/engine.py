@@ -50,7 +50,7 @@ class Game:
         cat = resolve(cards)
         num_players = int(num_players)
         rng = np.random.default_rng(seed)
-        s = State(num_players, rng)
+        s = State(num_players, rng_state={})
         for b in range(4):  # R-SETUP-2
             order = rng.permutation(cat.board_cards[b])
             s.deck[b, :len(order)] = order
@@ -76,6 +76,7 @@ class Game:
         s.has_piece[:num_players] = 1
         s.harbour_master = int(rng.integers(num_players)) if random_start else 0  # R-SETUP-7
         s.current_player = s.harbour_master
+        s.rng_state = rng.bit_generator.state
         return cls(s, cat)
 
     # ------------------------------------------------------------- accessors

@@ -46,7 +46,7 @@ def to_dict(game) -> dict:
                      "has_piece": bool(s.has_piece[p]), "starting_contract": int(s.starting_contract[p])}
                     for p in range(n)],
         "pending_shipment": list(s.pending),
-        "rng": _plain(s.rng.bit_generator.state),
+        "rng": _plain(s.rng_state),
         "history": list(s.history),
     }
 
@@ -110,8 +110,7 @@ def _build(game_class, data, cards: Catalogue):
     _need(data["version"] == VERSION, f"version must be {VERSION}, got {data['version']!r}")
     n = _int(data["num_players"], "num_players", MIN_PLAYERS, MAX_PLAYERS)
     size = SUPPLY_SIZE[n]
-    rng = _rng(data["rng"])
-    s = State(n, rng)
+    s = State(n, _rng_state(data["rng"]))
     s.round = _int(data["round"], "round", 1)
     s.harbour_master = _int(data["harbour_master"], "harbour_master", 0, n - 1)
     _need(data["phase"] in PHASES, f"phase must be one of {', '.join(PHASES)}, got {data['phase']!r}")
@@ -255,7 +254,7 @@ def _check_phase(s: State, data):
     assert phase == TAKE or phase == MUST_TAKE
 
 
-def _rng(state) -> np.random.Generator:
+def _rng_state(state) -> dict:
     _need(isinstance(state, dict) and "bit_generator" in state,
           "rng must be a numpy bit generator state (a dict with 'bit_generator')")
     name = state["bit_generator"]
@@ -266,4 +265,4 @@ def _rng(state) -> np.random.Generator:
         bit_generator.state = state
     except (TypeError, ValueError, KeyError) as error:
         raise _Invalid(f"rng is not a valid {name} state: {error}") from None
-    return np.random.Generator(bit_generator)
+    return bit_generator.state

@@ -51,6 +51,7 @@ for _name, _shape in _FIELDS:
     LAYOUT[_name] = (_offset, _shape)
     _offset += int(np.prod(_shape))
 BUFFER_SIZE = _offset
+_VIEWS = tuple((name, offset, offset + int(np.prod(shape)), shape) for name, (offset, shape) in LAYOUT.items())
 
 
 class State:
@@ -58,15 +59,10 @@ class State:
 
     __slots__ = tuple(name for name, _ in _FIELDS) + (
         "buffer", "num_players", "supply_size", "round", "harbour_master", "current_player",
-        "phase", "current_board", "chosen_order", "pending", "history", "rng")
+        "phase", "current_board", "chosen_order", "pending", "history", "rng_state")
 
-    def __init__(self, num_players: int, rng: np.random.Generator, buffer: np.ndarray | None = None):
-        if buffer is None:
-            buffer = np.zeros(BUFFER_SIZE, dtype=np.int32)
-            buffer[:] = -1
-        self.buffer = buffer
-        for name, (offset, shape) in LAYOUT.items():
-            setattr(self, name, buffer[offset:offset + int(np.prod(shape))].reshape(shape))
+    def __init__(self, num_players: int, rng_state: dict, buffer: np.ndarray | None = None):
+        self._attach(np.full(BUFFER_SIZE, -1, dtype=np.int32) if buffer is None else buffer)
         self.num_players = num_players
         self.supply_size = SUPPLY_SIZE[num_players]
         self.round = 1
@@ -77,13 +73,22 @@ class State:
         self.chosen_order: list[int] = []
         self.pending: list[int] = []  # contract ids staged for the next shipment
         self.history: list[int] = []
-        self.rng = rng
+        # The generator's state after the deal. Nothing draws from it later, so it is kept as a plain dict
+        # (saved with the game, shared by clones, never mutated).
+        self.rng_state = rng_state
+
+    def _attach(self, buffer: np.ndarray):
+        self.buffer = buffer
+        for name, start, stop, shape in _VIEWS:
+            setattr(self, name, buffer[start:stop].reshape(shape))
 
     def copy(self) -> "State":
-        """An independent copy, random generator included."""
-        bit_generator = type(self.rng.bit_generator)()
-        bit_generator.state = self.rng.bit_generator.state
-        new = State(self.num_players, np.random.Generator(bit_generator), self.buffer.copy())
+        """An independent copy."""
+        new = State.__new__(State)
+        new._attach(self.buffer.copy())
+        new.num_players = self.num_players
+        new.supply_size = self.supply_size
+        new.rng_state = self.rng_state
         new.round = self.round
         new.harbour_master = self.harbour_master
         new.current_player = self.current_player

@@ -341,9 +341,9 @@ def test_original_game_untouched_and_samples_independent():
     for game in (first, second):
         assert game.state.buffer is not original.state.buffer
         assert not np.shares_memory(game.state.buffer, original.state.buffer)
-        assert game.state.rng is not original.state.rng
+        assert game.state.rng_state != original.state.rng_state
         assert game.state.history is not original.state.history
-    assert first.state.rng is not second.state.rng
+    assert first.state.rng_state != second.state.rng_state
     first.step(first.legal_actions()[0])
     assert original.to_dict() == before
     assert second.to_dict()["history"] == before["history"]
