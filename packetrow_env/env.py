@@ -27,6 +27,7 @@ def _choice(name, value, allowed):
 
 def final_rewards(scores: list[dict], reward_mode: str) -> list[float]:
     """Terminal reward per seat (R-SCORE-4 order): rank (+1 first .. -1 last, ties share), win, or vp."""
+    _choice("reward_mode", reward_mode, REWARD_MODES)
     n = len(scores)
     if reward_mode == "win":
         return [1.0 if row["winner"] else 0.0 for row in scores]
@@ -110,8 +111,9 @@ class raw_env(AECEnv):
         self.truncations = {agent: False for agent in self.agents}
         self.infos = {agent: {"action_mask": self._no_mask} for agent in self.agents}
         self._observations = {}
-        if game.is_over:
-            self._end([0.0] * self.num_players)
+        if game.is_over:  # a saved finished game: everyone is done, with the game's final rewards
+            self._end(final_rewards(game.scores(), self.reward_mode))
+            self._accumulate_rewards()
             self.agent_selection = self.agents[0]
         else:
             self._select()

@@ -10,6 +10,7 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 import packetrow_env
+from packetrow_env.env import final_rewards
 from packetrow_env import IllegalActionError, actions, raw_env
 from packetrow_env.engine import Game
 from packetrow_env.observation import encoder
@@ -206,9 +207,11 @@ def test_reset_from_a_finished_game_terminates_everyone():
     env = packetrow_env.env(num_players=2)
     env.reset(options={"state": game.to_dict()})
     assert all(env.terminations.values())
+    expected = final_rewards(game.scores(), "rank")
     for agent in env.agent_iter():
-        obs, _, terminated, _, _ = env.last()
+        obs, reward, terminated, _, _ = env.last()
         assert terminated and not obs["action_mask"].any()
+        assert reward == expected[int(agent.split("_")[1])]  # the saved game's final rewards
         env.step(None)
     assert env.agents == []
 

@@ -70,8 +70,6 @@ def test_vp_rewards(scores, expected):
     assert sum(rewards) == pytest.approx(0.0)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: final_rewards() silently treats an unknown reward_mode as 'rank' "
-                                      "(env.py: every mode but 'win' and 'vp' falls through to the rank code)")
 def test_final_rewards_rejects_an_unknown_mode():
     """Errors for bad input say what was wrong and what is allowed (DESIGN.md conventions)."""
     with pytest.raises(ValueError, match="rank"):
