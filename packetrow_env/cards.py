@@ -175,6 +175,8 @@ def _check_card(path, row, card):
 
 
 def _check_composition(path, cat: Catalogue):
+    """R-COMP-2. A kind a board may not hold, then a surplus, name a row; a shortfall has no row to name."""
+    groups = []  # (cards of the group, required count, what, column)
     for board, kinds in _COMPOSITION.items():
         on_board = cat.board == BOARD_CODES.index(board)
         for kind in np.unique(cat.kind[on_board]):
@@ -182,26 +184,25 @@ def _check_composition(path, cat: Catalogue):
                 first = int(np.flatnonzero(on_board & (cat.kind == kind))[0])
                 _fail(path, first + 2, "kind", f"board {board!r} holds no {KINDS[kind]!r} cards (R-COMP-2); "
                       f"allowed: {', '.join(kinds)}")
-        for kind, count in kinds.items():
-            found = int(np.count_nonzero(on_board & (cat.kind == KINDS.index(kind))))
-            if found != count:
-                raise ValueError(f"{path}: board {board!r} must hold {count} {kind} cards (R-COMP-2), found {found}")
-    for d, name in enumerate(DESTINATIONS):
-        found = int(np.count_nonzero((cat.kind == SHIP) & (cat.destination == d)))
-        if found != 3:
-            raise ValueError(f"{path}: there must be 3 ships to {name} (R-COMP-2), found {found}")
-    gold = cat.kind == GOLD
-    for quantity, label in ((1, "single"), (2, "double")):
-        found = int(np.count_nonzero(gold & (cat.quantity == quantity)))
-        if found != 5:
-            raise ValueError(f"{path}: there must be 5 {label} gold nuggets (R-COMP-2), found {found}")
-    for g, name in enumerate(GOODS):
-        found = int(np.count_nonzero((cat.kind == GOODS_KIND) & (cat.good == g)))
-        if found != 7:
-            raise ValueError(f"{path}: there must be 7 {name} goods cards (R-COMP-2), found {found}")
-        found = int(np.count_nonzero((cat.board == START) & (cat.good == g)))
-        if found != 3:
-            raise ValueError(f"{path}: there must be 3 {name} starting contracts (R-COMP-2), found {found}")
+        groups += [(on_board & (cat.kind == KINDS.index(kind)), count, f"board {board!r} must hold {count} {kind} cards",
+                    "board") for kind, count in kinds.items()]
+    groups += [((cat.kind == SHIP) & (cat.destination == d), 3, f"there must be 3 ships to {name}", "destination")
+               for d, name in enumerate(DESTINATIONS)]
+    groups += [((cat.kind == GOLD) & (cat.quantity == q), 5, f"there must be 5 {label} gold nuggets", "quantity")
+               for q, label in ((1, "single"), (2, "double"))]
+    groups += [((cat.kind == GOODS_KIND) & (cat.good == g), 7, f"there must be 7 {name} goods cards", "good")
+               for g, name in enumerate(GOODS)]
+    groups += [((cat.board == START) & (cat.good == g), 3, f"there must be 3 {name} starting contracts", "good")
+               for g, name in enumerate(GOODS)]
+    for members, count, what, column in groups:
+        found = int(np.count_nonzero(members))
+        if found > count:
+            extra = int(np.flatnonzero(members)[count])
+            _fail(path, extra + 2, column, f"{what} (R-COMP-2), found {found}")
+    for members, count, what, column in groups:
+        found = int(np.count_nonzero(members))
+        if found != count:
+            raise ValueError(f"{path}: {what} (R-COMP-2), found {found}")
 
 
 def load(path: str | os.PathLike | None = None) -> Catalogue:
@@ -225,7 +226,14 @@ def _load(path: str) -> Catalogue:
             unknown = [c for c in header if c not in COLUMNS]
             raise ValueError(f"{path}: row 1 (header): the columns must be exactly {', '.join(COLUMNS)}; "
                              f"missing: {missing or 'none'}, unknown: {unknown or 'none'}")
-        rows = [{k.strip(): (v or "") for k, v in row.items()} for row in reader]
+        rows = []
+        for number, row in enumerate(reader, start=2):
+            if None in row:
+                _fail(path, number, None, f"{len(header) + len(row[None])} cells, but the header has {len(header)} columns")
+            missing = [k.strip() for k, v in row.items() if v is None]
+            if missing:
+                _fail(path, number, missing[0], f"the row ends before this column; every row needs {len(header)} cells")
+            rows.append({k.strip(): v for k, v in row.items()})
     return _parse(path, rows)
 
 

@@ -102,14 +102,21 @@ class Game:
         return self.state.phase == OVER
 
     def hand(self, seat: int) -> list[int]:
-        """The card ids in a seat's hidden hand (sorted)."""
+        """The card ids in a seat's hidden hand (sorted; a new list)."""
+        return list(self._hand(seat))
+
+    def ships(self, seat: int) -> list[int]:
+        """The ship card ids face up in front of a seat (sorted; a new list)."""
+        return list(self._ship_cards(seat))
+
+    def _hand(self, seat: int) -> list[int]:
+        """The cached sorted hand: shared with clones, so never mutated (a change replaces it)."""
         h = self._hands[seat]
         if h is None:
             h = self._hands[seat] = np.flatnonzero(self.state.location == HAND + seat).tolist()
         return h
 
-    def ships(self, seat: int) -> list[int]:
-        """The ship card ids face up in front of a seat (sorted)."""
+    def _ship_cards(self, seat: int) -> list[int]:
         h = self._ships[seat]
         if h is None:
             h = self._ships[seat] = np.flatnonzero(self.state.location == SHIPS + seat).tolist()
@@ -166,7 +173,7 @@ class Game:
         p = s.current_player
         number = self.cards.number_of
         if s.pending:  # R-SHIP-6: while a shipment is staged, only add or ship
-            resources = self.hand(p) + self.ships(p)
+            resources = self._hand(p) + self._ship_cards(p)
             for c in self._summary(p)[2]:
                 if c not in s.pending and shipping.can_fulfil(self.cards, resources, s.pending + [c]):
                     mask[actions.ADD_CONTRACT + number[c]] = True
@@ -221,7 +228,7 @@ class Game:
         summary = self._summaries[p]
         if summary is None:
             cards = self.cards
-            hand = self.hand(p)
+            hand = self._hand(p)
             kind, money, number = cards.kind_of, cards.money_of, cards.number_of
             summary = self._summaries[p] = (sum(money[c] for c in hand), any(kind[c] == ASSISTANT for c in hand),
                                             [c for c in hand if number[c] >= 0])
@@ -232,8 +239,8 @@ class Game:
         f = self._fulfillable[p]
         if f is None:
             contracts = self._summary(p)[2]
-            if contracts and self.ships(p):
-                resources = self.hand(p) + self.ships(p)
+            if contracts and self._ship_cards(p):
+                resources = self._hand(p) + self._ship_cards(p)
                 f = [c for c in contracts if shipping.can_fulfil(self.cards, resources, (c,))]
             else:
                 f = []
@@ -244,12 +251,12 @@ class Game:
     def step(self, action) -> None:
         """Apply one action of the current player; an illegal one raises IllegalActionError and changes nothing."""
         try:
-            a = operator.index(action)
+            a = None if isinstance(action, (bool, np.bool_)) else operator.index(action)
         except TypeError:
-            raise IllegalActionError(f"action must be an integer 0-{actions.NUM_ACTIONS - 1}, got {action!r}") from None
+            a = None
         mask = self.legal_action_mask()
-        if not 0 <= a < actions.NUM_ACTIONS or not mask[a]:
-            raise IllegalActionError(self._illegal_message(a))
+        if a is None or not 0 <= a < actions.NUM_ACTIONS or not mask[a]:
+            raise IllegalActionError(self._illegal_message(action if a is None else a))
         s = self.state
         self._mask = None
         s.history.append(a)
@@ -269,8 +276,10 @@ class Game:
         else:
             self._choose(a)
 
-    def _illegal_message(self, a: int) -> str:
-        if not 0 <= a < actions.NUM_ACTIONS:
+    def _illegal_message(self, a) -> str:
+        if isinstance(a, bool) or not isinstance(a, int):
+            what = f"action must be an integer 0-{actions.NUM_ACTIONS - 1}, got {a!r}"
+        elif not 0 <= a < actions.NUM_ACTIONS:
             what = f"action {a} is out of range (actions are 0-{actions.NUM_ACTIONS - 1})"
         elif self.is_over:
             what = f"action {a} ({actions.NAMES[a]}) is not legal: the game is over"
@@ -317,7 +326,7 @@ class Game:
         board = s.current_board
         card = int(supply[board, slot])
         if assistant:  # R-TAKE-2: the lowest assistant goes to the guildhall discard pile
-            spent = next(c for c in self.hand(p) if cards.kind_of[c] == ASSISTANT)
+            spent = next(c for c in self._hand(p) if cards.kind_of[c] == ASSISTANT)
             s.location[spent] = DISCARD + 0
         cost = int(cards.cost[card])
         if cost:
@@ -336,7 +345,7 @@ class Game:
         s = self.state
         cash = int(s.cash[p])
         if cash < cost:
-            cashed = _cheapest_cover(self.cards, self.hand(p), cost - cash)
+            cashed = _cheapest_cover(self.cards, self._hand(p), cost - cash)
             s.location[cashed] = DISCARD + 3
             cash += int(self.cards.money[cashed].sum())
         s.cash[p] = cash - cost
@@ -345,7 +354,7 @@ class Game:
         """Fulfil the pending shipment (R-SHIP-1, R-SHIP-7)."""
         s = self.state
         contracts = s.pending
-        paid = shipping.payment(self.cards, self.hand(p) + self.ships(p), contracts)
+        paid = shipping.payment(self.cards, self._hand(p) + self._ship_cards(p), contracts)
         spent = list(paid) + contracts
         s.location[spent] = self._discard_location[spent]
         s.cash[p] += int(self.cards.reward[contracts].sum())
@@ -382,14 +391,14 @@ class Game:
         cards = self.cards
         for p in range(s.num_players):
             contracts = self._summary(p)[2]
-            if contracts and self.ships(p):
-                fulfilled, paid = shipping.best_fulfilment(cards, self.hand(p) + self.ships(p), contracts)
+            if contracts and self._ship_cards(p):
+                fulfilled, paid = shipping.best_fulfilment(cards, self._hand(p) + self._ship_cards(p), contracts)
                 if fulfilled:
                     spent = list(paid) + list(fulfilled)
                     s.location[spent] = self._discard_location[spent]
                     s.cash[p] += int(cards.reward[list(fulfilled)].sum())
                     self._hand_changed(p)
-            money = [c for c in self.hand(p) if cards.kind[c] == MONEY]
+            money = [c for c in self._hand(p) if cards.kind[c] == MONEY]
             if money:
                 s.location[money] = DISCARD + 3
                 s.cash[p] += int(cards.money[money].sum())
@@ -413,7 +422,7 @@ class Game:
         cash = [int(c) for c in s.cash[:n]]
         rows = []
         for p in range(n):
-            hand = self.hand(p)
+            hand = self._hand(p)
             kinds = cards.kind[hand]
             rows.append({"building_vp": int(cards.vp[hand][kinds == BUILDING].sum()),
                          "money_vp": cash[p] // 10, "bankers": int((kinds == BANKER).sum())})

@@ -6,10 +6,11 @@ import numpy as np
 
 from . import shipping
 from .cards import BOARDS, KINDS, NUM_CARDS, SHIP, START, Catalogue
-from .state import (CURRENT, DECK, DISCARD, FUTURE, FUTURE_SLOTS, HAND, MAX_PLAYERS, MIN_PLAYERS, OVER, PHASES,
-                    REMOVED, SHIPS, SUPPLY_SIZE, State, CHOOSE_BOARD, TAKE, MUST_TAKE)
+from .state import (CHOOSE_BOARD, CURRENT, DECK, DISCARD, END_THRESHOLD, FUTURE, FUTURE_SLOTS, HAND, MAX_PLAYERS,
+                    MIN_PLAYERS, MUST_TAKE, OVER, PHASES, REMOVED, SHIPS, SUPPLY_SIZE, TAKE, State)
 
 VERSION = 1
+MAX_CASH = 2**31 - 1  # cash is stored as int32
 _KEYS = ("version", "num_players", "round", "harbour_master", "current_player", "phase", "current_board",
          "chosen_boards", "boards", "removed", "players", "pending_shipment", "rng", "history")
 _BOARD_KEYS = ("deck", "discard", "current", "future", "exhausted")
@@ -107,7 +108,7 @@ def from_dict(game_class, data: dict, cards: Catalogue):
 
 def _build(game_class, data, cards: Catalogue):
     _dict(data, "the saved game", _KEYS)
-    _need(data["version"] == VERSION, f"version must be {VERSION}, got {data['version']!r}")
+    _need(type(data["version"]) is int and data["version"] == VERSION, f"version must be {VERSION}, got {data['version']!r}")
     n = _int(data["num_players"], "num_players", MIN_PLAYERS, MAX_PLAYERS)
     size = SUPPLY_SIZE[n]
     s = State(n, _rng_state(data["rng"]))
@@ -161,7 +162,7 @@ def _build(game_class, data, cards: Catalogue):
     _need(len(players) == n, f"players must have {n} entries (num_players), got {len(players)}")
     for p, player in enumerate(players):
         _dict(player, f"players[{p}]", _PLAYER_KEYS)
-        s.cash[p] = _int(player["cash"], f"players[{p}].cash", 0)
+        s.cash[p] = _int(player["cash"], f"players[{p}].cash", 0, MAX_CASH)
         s.has_piece[p] = _bool(player["has_piece"], f"players[{p}].has_piece")
         for c in _list(player["hand"], f"players[{p}].hand"):
             c = place(c, f"player {p}'s hand", HAND + p)
@@ -218,6 +219,10 @@ def _check_starting_contracts(s: State, players, cards: Catalogue):
         starts.append(c)
         s.starting_contract[p] = c
     _need(len(set(starts)) == len(starts), f"players share a starting contract: {starts}")
+    discarded = np.flatnonzero((cards.board == START) & (s.location == DISCARD + 0))
+    for c in discarded:
+        _need(c in starts, f"starting contract {c} is in the guildhall discard pile but was dealt to nobody; "
+              "undealt starting contracts leave the game unseen, in 'removed' (R-SETUP-5)")
     held = np.flatnonzero((cards.board == START) & (s.location >= HAND) & (s.location < SHIPS))
     for c in held:
         owner = int(s.location[c]) - HAND
@@ -236,11 +241,16 @@ def _check_phase(s: State, data):
         s.current_player, s.current_board = hm, -1
         return
     s.current_player = _int(player, "current_player", 0, n - 1)
+    _need(int(s.exhausted.sum()) < END_THRESHOLD[n], f"{int(s.exhausted.sum())} exhausted boards end a {n}-player game "
+          f"(R-END-1), so its phase must be 'over', not {data['phase']!r}")
+    others_taken = int(s.has_piece[:n].sum()) == 1
     _need(bool(s.has_piece[hm]), "the harbour master still holds his piece until the round ends (R-ROUND-3)")
     if phase == CHOOSE_BOARD:
         _need(board is None, "current_board must be null in phase choose_board")
         _need(s.current_player == hm, f"in phase choose_board the harbour master (player {hm}) acts, "
               f"not player {s.current_player}")
+        _need(not others_taken, "phase choose_board cannot follow when everyone but the harbour master has taken: "
+              "his pass then ends the round (R-ROUND-5)")
         s.current_board = -1
         return
     s.current_board = _int(board, "current_board", 0, 3)
@@ -250,7 +260,7 @@ def _check_phase(s: State, data):
           "this round (R-ROUND-2)")
     if phase == MUST_TAKE:
         _need(s.current_player == hm, "in phase must_take the harbour master acts")
-        _need(int(s.has_piece[:n].sum()) == 1, "phase must_take needs every other player to have taken (R-ROUND-5)")
+        _need(others_taken, "phase must_take needs every other player to have taken (R-ROUND-5)")
     assert phase == TAKE or phase == MUST_TAKE
 
 
@@ -263,6 +273,6 @@ def _rng_state(state) -> dict:
     bit_generator = getattr(np.random, name)()
     try:
         bit_generator.state = state
-    except (TypeError, ValueError, KeyError) as error:
+    except Exception as error:  # numpy raises TypeError, ValueError, KeyError, OverflowError, IndexError...
         raise _Invalid(f"rng is not a valid {name} state: {error}") from None
     return bit_generator.state

@@ -304,9 +304,6 @@ def test_duplicated_column(tmp_path):
         load(path)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a data row with more cells than the header makes "
-                   "csv.DictReader store the extras under the key None, and cards._load calls None.strip(): "
-                   "AttributeError instead of a ValueError naming the row")
 def test_a_row_with_an_extra_cell(tmp_path):
     path = tmp_path / "cards.csv"
     lines = cards.DEFAULT_PATH.read_text(encoding="utf-8").splitlines()
@@ -316,8 +313,6 @@ def test_a_row_with_an_extra_cell(tmp_path):
         load(path)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a data row with fewer cells than the header is silently "
-                   "accepted (csv.DictReader fills the missing cells with None, read as empty)")
 def test_a_row_with_a_missing_cell(tmp_path):
     path = tmp_path / "cards.csv"
     lines = cards.DEFAULT_PATH.read_text(encoding="utf-8").splitlines()
@@ -341,17 +336,10 @@ def test_an_empty_file(tmp_path):
         load(path)
 
 
-_COUNT_ROW_BUG = pytest.mark.xfail(strict=True, reason=(
-    "engine bug: a count error per board and kind (R-COMP-2) is reported without a row or column, e.g. "
-    "\"board 'guildhall' must hold 9 building cards (R-COMP-2), found 10\"; CARDS.md asks for an error naming "
-    "the bad row, here the moved card's. Only a kind the board may not hold at all, on a board checked before "
-    "any count fails, gets a row"))
-
-
 @pytest.mark.parametrize("card,board", [
     (38, "guildhall"),  # a ship: the guildhall may hold no ships
-    pytest.param(71, "guildhall", marks=_COUNT_ROW_BUG),  # a docks church: 10 guildhall buildings, 8 on the docks
-    pytest.param(56, "start", marks=_COUNT_ROW_BUG),  # a captain among the starting contracts: 4 captains left
+    pytest.param(71, "guildhall"),  # a docks church: 10 guildhall buildings, 8 on the docks
+    pytest.param(56, "start"),  # a captain among the starting contracts: 4 captains left
     (130, "market"),  # a money card: the market may hold none
 ])
 def test_R_COMP_2_a_card_moved_to_another_board_names_its_row(tmp_path, card, board):
@@ -375,22 +363,22 @@ def test_R_COMP_2_an_assistant_turned_into_a_building(tmp_path):
 def test_R_COMP_2_ships_per_destination(tmp_path):
     rows = default_rows()
     rows[38]["destination"] = "france"
-    bad(tmp_path, rows, r"3 ships to great_britain \(R-COMP-2\), found 2")
+    bad(tmp_path, rows, r"row 45, column 'destination': there must be 3 ships to france \(R-COMP-2\), found 4")
 
 
 def test_R_COMP_2_single_and_double_gold(tmp_path):
     rows = default_rows()
     rows[61].update(quantity="2", name="gold_double")
-    bad(tmp_path, rows, r"5 single gold nuggets \(R-COMP-2\), found 4")
+    bad(tmp_path, rows, r"row 72, column 'quantity': there must be 5 double gold nuggets \(R-COMP-2\), found 6")
 
 
 def test_R_COMP_2_goods_per_good(tmp_path):
     rows = default_rows()
     rows[80]["good"] = "cotton"
-    bad(tmp_path, rows, r"7 grain goods cards \(R-COMP-2\), found 6")
+    bad(tmp_path, rows, r"row 95, column 'good': there must be 7 cotton goods cards \(R-COMP-2\), found 8")
 
 
 def test_R_COMP_2_starting_contracts_per_good(tmp_path):
     rows = default_rows()
     rows[160]["good"] = "cotton"
-    bad(tmp_path, rows, r"3 grain starting contracts \(R-COMP-2\), found 2")
+    bad(tmp_path, rows, r"row 167, column 'good': there must be 3 cotton starting contracts \(R-COMP-2\), found 4")

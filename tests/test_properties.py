@@ -442,9 +442,6 @@ def test_illegal_action_raises_and_changes_nothing(num_players, seed, random_sta
 
 
 @pytest.mark.parametrize("accessor", ["hand", "ships"])
-@pytest.mark.xfail(strict=True, reason="engine bug: Game.hand()/Game.ships() return the engine's cached list "
-                   "(Game._hands/_ships, shared with clones), so a caller who mutates the result corrupts the "
-                   "game's view of that seat")
 def test_hand_and_ships_return_lists_the_caller_may_mutate(accessor):
     game = Game.new(3, seed=7)
     expected = getattr(game, accessor)(0)[:]

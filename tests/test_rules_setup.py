@@ -270,8 +270,6 @@ def test_step_non_integer_action_raises_and_changes_nothing(action):
     assert json.dumps(game.to_dict(), sort_keys=True) == before
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: the error for a non-integer action does not list the legal "
-                                       "actions (DESIGN.md: step raises naming the action and the legal ones)")
 def test_step_non_integer_action_message_lists_the_legal_actions():
     """DESIGN 'The engine': the error names the action and the legal ones, for a non-integer action too."""
     game = Game.new(3, seed=4)
@@ -316,3 +314,12 @@ def test_place_helper_finds_dealt_cards():
     assert place(game, c) == ("current", 2, 1)
     assert place(game, d["players"][3]["starting_contract"]) == ("hand", 3)
     assert game.state.location[d["players"][3]["starting_contract"]] == HAND + 3
+
+
+def test_step_rejects_a_bool_action():
+    """A bool is not an action id (True would otherwise be read as action 1)."""
+    game = Game.new(3, seed=4)
+    before = game.to_dict()
+    with pytest.raises(IllegalActionError, match="must be an integer"):
+        game.step(True)
+    assert game.to_dict() == before
