@@ -1,0 +1,409 @@
+"""Shipments: which contracts a hand can fulfil and which cards pay for them (RULES.md R-SHIP, R-SCORE-1).
+
+The payment rule R-SHIP-7 (least total value, then the lexicographically
+smallest sorted id list) is turned into an additive cost per card:
+
+    cost(c) = value[c] * 2**200 - 2**(NUM_CARDS - 1 - c)
+
+Shipment cards have value >= 1, so two minimum-value payments are never
+subsets of one another; the lexicographically smaller one is then the one
+holding the smallest id of their symmetric difference, which is exactly the
+one with the larger sum of 2**(NUM_CARDS - 1 - c). Summed 2**-weights stay
+below 2**NUM_CARDS < 2**200, so value always dominates, every cost is
+positive (a useless card is never worth spending) and distinct card sets
+have distinct total costs (no ties left to break).
+
+A shipment splits into two independent problems that share no cards:
+ships and captains depend only on the set of destinations; goods, gold and
+traders only on the total demand per good (goods may be split between
+contracts of one good, R-SHIP-2). Each is solved at least cost on its own.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import combinations
+
+from . import cards
+
+_BIG = 1 << 200
+_NUM_GOODS = len(cards.GOODS)
+_NUM_DESTINATIONS = len(cards.DESTINATIONS)
+_SHIPMENT_KINDS = frozenset((cards.SHIP, cards.CAPTAIN, cards.GOLD, cards.GOODS_KIND, cards.TRADER))
+
+
+class _Tables:
+    """Plain-Python copies of the catalogue columns: numpy scalar access is slow on the hot path."""
+
+    def __init__(self, cat):
+        n = len(cat.kind)
+        self.kind = [int(x) for x in cat.kind]
+        self.good = [int(x) for x in cat.good]
+        self.quantity = [int(x) for x in cat.quantity]
+        self.destination = [int(x) for x in cat.destination]
+        self.reward = [int(x) for x in cat.reward]
+        self.value = [int(x) for x in cat.value]
+        self.relevant = [k in _SHIPMENT_KINDS for k in self.kind]
+        self.cost = [self.value[c] * _BIG - (1 << (n - 1 - c)) for c in range(n)]
+
+
+@lru_cache(maxsize=16)
+def _tables(cat) -> _Tables:
+    """The plain-Python tables of a catalogue (catalogues hash by identity)."""
+    return _Tables(cat)
+
+
+def _keys(t: _Tables, resources, contracts):
+    """Cache keys: sorted relevant resource ids and sorted contract ids (duplicates are settled on a miss)."""
+    relevant = t.relevant
+    return tuple(sorted([c for c in resources if relevant[c]])), tuple(sorted(contracts))
+
+
+def _clean(t: _Tables, res: tuple, con: tuple):
+    """Plain ints, duplicate resources dropped; contracts validated."""
+    res = tuple(sorted({int(c) for c in res}))
+    con = tuple(int(c) for c in con)
+    if len(set(con)) != len(con):
+        raise ValueError(f"contracts must be distinct, got {con}")
+    for c in con:
+        if not 0 <= c < len(t.kind) or t.kind[c] != cards.CONTRACT:
+            raise ValueError(f"card {c} is not a contract")
+    return res, con
+
+
+def _demand(t: _Tables, con):
+    """Total units per good and the set of destinations of a contract set."""
+    demand = [0] * _NUM_GOODS
+    dests = set()
+    for c in con:
+        demand[t.good[c]] += t.quantity[c]
+        dests.add(t.destination[c])
+    return demand, dests
+
+
+def _gold_ok(r, singles: int, doubles: int) -> bool:
+    """Whether gold nuggets cover the remaining demand r (R-SHIP-3).
+
+    Singles go first to goods with an odd remainder; a good whose odd
+    remainder gets no single wastes one unit of a double.
+    """
+    total = sum(r)
+    odd = sum(x & 1 for x in r)
+    return singles + 2 * doubles >= total + max(0, odd - singles)
+
+
+def _doubles_needed(total: int, odd: int, singles: int) -> int:
+    """Fewest doubles that, with `singles` single nuggets, cover a demand of `total` units with `odd` odd goods."""
+    need = total + max(0, odd - singles) - singles
+    return (need + 1) // 2 if need > 0 else 0
+
+
+# ---------------------------------------------------------------- feasibility
+
+@lru_cache(maxsize=1 << 16)
+def _feasible(cat, res: tuple, con: tuple) -> bool:
+    """Exact feasibility of one shipment: counting first, a search over traders only when needed."""
+    t = _tables(cat)
+    res, con = _clean(t, res, con)
+    demand, dests = _demand(t, con)
+    kind, good, quantity, destination = t.kind, t.good, t.quantity, t.destination
+    native = [0] * _NUM_DESTINATIONS
+    own = [0] * _NUM_GOODS
+    goods_cards = []
+    ships = captains = traders = singles = doubles = 0
+    for c in res:
+        k = kind[c]
+        if k == cards.GOODS_KIND:
+            own[good[c]] += quantity[c]
+            goods_cards.append(c)
+        elif k == cards.SHIP:
+            ships += 1
+            native[destination[c]] += 1
+        elif k == cards.GOLD:
+            if quantity[c] == 2:
+                doubles += 1
+            else:
+                singles += 1
+        elif k == cards.CAPTAIN:
+            captains += 1
+        else:
+            traders += 1
+
+    # Ships (R-SHIP-2, R-SHIP-5): each destination needs its own ship; every
+    # destination with a native ship should take it, since a captained ship
+    # costs a ship too and a captain besides.
+    if len(dests) > ships:
+        return False
+    if sum(1 for d in dests if not native[d]) > captains:
+        return False
+
+    # Goods: cheap exact answers before any search.
+    if sum(own) + singles + 2 * doubles < sum(demand):
+        return False
+    r = [max(0, q - o) for q, o in zip(demand, own)]
+    if _gold_ok(r, singles, doubles):
+        return True
+    if not traders or not goods_cards:
+        return False
+    # Moving a card lowers the total shortfall by at most its units.
+    traders = min(traders, len(goods_cards))
+    movable = sorted((quantity[c] for c in goods_cards), reverse=True)
+    if singles + 2 * doubles < sum(r) - sum(movable[:traders]):
+        return False
+
+    # Traders (R-SHIP-4): depth-first search over which cards change good,
+    # tracking the remaining demand. A card not traded goes to its own good:
+    # extra units never hurt feasibility. So a state is a success once the
+    # cards left, kept on their own goods, and the gold cover it; and a dead
+    # end once all units left cannot, or once it was seen with fewer traders.
+    goods_cards.sort(key=lambda c: -quantity[c])  # big cards decide most, try them first
+    n = len(goods_cards)
+    own_after = [[0] * _NUM_GOODS for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        own_after[i] = own_after[i + 1][:]
+        own_after[i][good[goods_cards[i]]] += quantity[goods_cards[i]]
+    units_after = [sum(x) + singles + 2 * doubles for x in own_after]
+    seen = {}
+    stack = [(0, tuple(demand), 0)]
+    while stack:
+        i, rem, used = stack.pop()
+        if seen.get((i, rem), traders + 1) <= used:
+            continue
+        seen[i, rem] = used
+        if sum(rem) > units_after[i]:
+            continue
+        if _gold_ok([max(0, x - y) for x, y in zip(rem, own_after[i])], singles, doubles):
+            return True
+        if i == n:
+            continue
+        c = goods_cards[i]
+        g, q = good[c], quantity[c]
+        if used < traders:
+            for g2 in range(_NUM_GOODS):
+                if g2 != g and rem[g2]:
+                    moved = list(rem)
+                    moved[g2] = max(0, moved[g2] - q)
+                    stack.append((i + 1, tuple(moved), used + 1))
+        if rem[g]:
+            kept = list(rem)
+            kept[g] = max(0, kept[g] - q)
+            stack.append((i + 1, tuple(kept), used))  # popped first: no trade
+        else:
+            stack.append((i + 1, rem, used))
+    return False
+
+
+def can_fulfil(cat, resources, contracts) -> bool:
+    """Whether `contracts` can be fulfilled together in one shipment with `resources`."""
+    res, con = _keys(_tables(cat), resources, contracts)
+    if not con:
+        return True
+    return _feasible(cat, res, con)
+
+
+# ---------------------------------------------------------------- payment
+
+def _ship_payment(t: _Tables, res, dests):
+    """Least-cost (cost, cards) of ships and captains serving every destination in `dests`, or None."""
+    if not dests:
+        return 0, ()
+    cost = t.cost
+    ships = sorted((c for c in res if t.kind[c] == cards.SHIP), key=cost.__getitem__)
+    captains = sorted((c for c in res if t.kind[c] == cards.CAPTAIN), key=cost.__getitem__)
+    cheapest_native = {}
+    for c in ships:  # sorted by cost, so the first seen per destination is the cheapest
+        cheapest_native.setdefault(t.destination[c], c)
+    nativable = [d for d in dests if d in cheapest_native]
+    best = None
+    # Exchange argument: a destination served by a native ship may as well use
+    # its cheapest native one; the others take the cheapest ships left over,
+    # each with one of the cheapest captains.
+    for size in range(len(nativable), -1, -1):
+        captained = len(dests) - size
+        if captained > len(captains):
+            break
+        for chosen in combinations(nativable, size):
+            natives = [cheapest_native[d] for d in chosen]
+            taken = set(natives)
+            rest = [c for c in ships if c not in taken][:captained]
+            if len(rest) < captained:
+                continue
+            used = natives + rest + captains[:captained]
+            total = sum(cost[c] for c in used)
+            if best is None or total < best[0]:
+                best = (total, tuple(used))
+    return best
+
+
+@lru_cache(maxsize=1 << 10)
+def _goods_payment(cat, res: tuple, demand: tuple):
+    """Least-cost (cost, cards) of goods, gold and traders meeting `demand` units per good, or None."""
+    if not any(demand):
+        return 0, ()
+    t = _tables(cat)
+    cost, kind, good, quantity = t.cost, t.kind, t.good, t.quantity
+    by_cost = cost.__getitem__
+    # Cheap cards of needed goods first, so that good complete payments turn
+    # up early and prune the search.
+    goods_cards = sorted((c for c in res if kind[c] == cards.GOODS_KIND),
+                         key=lambda c: (demand[good[c]] == 0, cost[c]))
+    traders = sorted((c for c in res if kind[c] == cards.TRADER), key=by_cost)
+    singles = sorted((c for c in res if kind[c] == cards.GOLD and quantity[c] != 2), key=by_cost)
+    doubles = sorted((c for c in res if kind[c] == cards.GOLD and quantity[c] == 2), key=by_cost)
+    max_traders = min(len(traders), len(goods_cards))
+    single_prefix, double_prefix, trader_prefix = [0], [0], [0]
+    for group, prefix in ((singles, single_prefix), (doubles, double_prefix), (traders[:max_traders], trader_prefix)):
+        for c in group:
+            prefix.append(prefix[-1] + cost[c])
+
+    gold_memo = {}
+
+    def gold(rem):
+        """Cheapest (cost, singles used, doubles used) covering `rem`, or None (R-SHIP-3)."""
+        if rem in gold_memo:
+            return gold_memo[rem]
+        total = sum(rem)
+        odd = sum(x & 1 for x in rem)
+        found = None
+        for a in range(min(len(singles), total) + 1):
+            b = _doubles_needed(total, odd, a)
+            if b <= len(doubles):
+                price = single_prefix[a] + double_prefix[b]
+                if found is None or price < found[0]:
+                    found = (price, a, b)
+        gold_memo[rem] = found
+        return found
+
+    # DP over goods cards; state = (remaining demand per good, traders used)
+    # -> (cost so far, chosen cards as a linked list). Traders are
+    # interchangeable, so the t used are the t cheapest, priced at the end.
+    # Costs only grow, so a state already as dear as the best complete
+    # payment found is dropped.
+    best = None  # (price, chain, traders used, singles used, doubles used)
+
+    def complete(states):
+        nonlocal best
+        for (rem, used), (total, chain) in states.items():
+            g = gold(rem)
+            if g is not None:
+                price = total + trader_prefix[used] + g[0]
+                if best is None or price < best[0]:
+                    best = (price, chain, used, g[1], g[2])
+
+    # Lower bound on what covering r more units costs: r times the cheapest
+    # price per unit among the cards still to come and the gold.
+    unit_price = [cost[c] // quantity[c] for c in goods_cards]
+    gold_unit = min([cost[c] for c in singles[:1]] + [cost[c] // 2 for c in doubles[:1]], default=None)
+    cheapest_after = []
+    running = gold_unit
+    for p in reversed(unit_price):
+        running = p if running is None else min(running, p)
+        cheapest_after.append(running)
+    cheapest_after.reverse()
+
+    states = {(tuple(demand), 0): (0, None)}
+    complete(states)
+    for i, c in enumerate(goods_cards):
+        g, q, cc = good[c], quantity[c], cost[c]
+        bound = best[0] if best is not None else None
+        if bound is not None:
+            unit = cheapest_after[i]
+            states = {k: v for k, v in states.items() if v[0] + trader_prefix[k[1]] + sum(k[0]) * unit < bound}
+        nxt = dict(states)  # leaving the card unused
+        for (rem, used), (total, chain) in states.items():
+            new = total + cc
+            if bound is not None and new + trader_prefix[used] >= bound:
+                continue
+            if rem[g]:
+                moved = list(rem)
+                moved[g] = max(0, moved[g] - q)
+                key = (tuple(moved), used)
+                old = nxt.get(key)
+                if old is None or new < old[0]:
+                    nxt[key] = (new, (c, chain))
+            if used < max_traders and (bound is None or new + trader_prefix[used + 1] < bound):
+                for g2 in range(_NUM_GOODS):
+                    if g2 != g and rem[g2]:
+                        moved = list(rem)
+                        moved[g2] = max(0, moved[g2] - q)
+                        key = (tuple(moved), used + 1)
+                        old = nxt.get(key)
+                        if old is None or new < old[0]:
+                            nxt[key] = (new, (c, chain))
+        complete(nxt)
+        bound = best[0] if best is not None else None
+        states = nxt if bound is None else {k: v for k, v in nxt.items() if v[0] + trader_prefix[k[1]] < bound}
+
+    if best is None:
+        return None
+    price, chain, used, a, b = best
+    spent = list(traders[:used]) + singles[:a] + doubles[:b]
+    while chain is not None:
+        spent.append(chain[0])
+        chain = chain[1]
+    return price, tuple(spent)
+
+
+@lru_cache(maxsize=1 << 12)
+def _payment(cat, res: tuple, con: tuple):
+    """(cost, sorted cards) of the R-SHIP-7 payment, or None."""
+    if not con:
+        return 0, ()
+    t = _tables(cat)
+    res, con = _clean(t, res, con)
+    demand, dests = _demand(t, con)
+    if not _feasible(cat, res, con):
+        return None
+    ships = _ship_payment(t, res, sorted(dests))
+    goods = _goods_payment(cat, res, tuple(demand))  # cached: contract sets of equal demand share it
+    if ships is None or goods is None:
+        raise AssertionError(f"shipping: feasibility and payment disagree on {res} for {con}")
+    return ships[0] + goods[0], tuple(sorted(ships[1] + goods[1]))
+
+
+def payment(cat, resources, contracts) -> tuple[int, ...] | None:
+    """Cards (sorted ids, contracts excluded) spent to fulfil `contracts` together (R-SHIP-7), or None if impossible."""
+    res, con = _keys(_tables(cat), resources, contracts)
+    found = _payment(cat, res, con)
+    return None if found is None else found[1]
+
+
+# ---------------------------------------------------------------- final scoring
+
+def best_fulfilment(cat, resources, contracts) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(contracts fulfilled, cards spent) for the final fulfilment of R-SCORE-1."""
+    t = _tables(cat)
+    res, con = _clean(t, *_keys(t, resources, contracts))
+    reward = t.reward
+
+    # Depth-first over sets grown in id order. A superset of an infeasible set
+    # is infeasible (more demand, more destinations), so infeasible sets stop;
+    # a set that cannot reach the best reward so far even with every later
+    # contract stops too (ties are kept: they are settled below).
+    after = [0] * (len(con) + 1)
+    for i in range(len(con) - 1, -1, -1):
+        after[i] = after[i + 1] + reward[con[i]]
+    feasible = [((), 0)]
+    most = 0
+    stack = [((), 0, 0)]
+    while stack:
+        chosen, start, money = stack.pop()
+        for i in range(start, len(con)):
+            if money + after[i] < most:
+                break
+            grown = chosen + (con[i],)
+            if _feasible(cat, res, grown):
+                gained = money + reward[con[i]]
+                most = max(most, gained)
+                feasible.append((grown, gained))
+                stack.append((grown, i + 1, gained))
+
+    best = None
+    for chosen, money in feasible:
+        if money != most:
+            continue
+        spent = _payment(cat, res, chosen)[1]
+        key = (sum(t.value[c] for c in spent), chosen)
+        if best is None or key < best[0]:
+            best = (key, chosen, spent)
+    return best[1], best[2]
