@@ -1,4 +1,5 @@
-"""Engine speed: random legal playouts through ``Game``, plus clone and save/load costs.
+"""Engine and environment speed: random legal playouts through ``Game``, ``raw_env()`` and ``env()``,
+plus clone and save/load costs.
 
 Each move asks for ``legal_action_mask()``, picks a uniformly random legal
 action with a seeded ``numpy.random.Generator`` and calls ``step`` (so the
@@ -18,6 +19,7 @@ import time
 
 import numpy as np
 
+import packetrow_env
 from packetrow_env.engine import Game
 
 try:
@@ -52,6 +54,28 @@ def playouts(num_players: int, games: int, seed: int, progress) -> dict:
         if progress is not None:
             progress.update(1)
     return {"games": games, "steps": steps, "seconds": elapsed}
+
+
+def env_playouts(make, num_players: int, games: int, seed: int, progress) -> dict:
+    """Random games through a PettingZoo env (agent_iter / last / step, the mask read from the observation)."""
+    env = make(num_players=num_players)
+    rng = np.random.default_rng([seed, num_players, 2])
+    steps = 0
+    start = time.perf_counter()
+    for g in range(games):
+        env.reset(seed=seed * 1_000_003 + g)
+        for _ in env.agent_iter():
+            observation, reward, terminated, truncated, info = env.last()
+            if terminated or truncated:
+                action = None
+            else:
+                legal = np.flatnonzero(observation["action_mask"])
+                action = int(legal[rng.integers(len(legal))])
+            env.step(action)
+            steps += 1
+        if progress is not None:
+            progress.update(1)
+    return {"games": games, "steps": steps, "seconds": time.perf_counter() - start}
 
 
 def mid_game_positions(num_players: int, seed: int, count: int) -> list[Game]:
@@ -91,10 +115,12 @@ def main(argv=None) -> int:
     parser.add_argument("--positions", type=int, default=200,
                         help="mid-game positions per player count for the clone/to_dict/from_dict timings "
                              "(default: 200)")
+    parser.add_argument("--env-games", type=int, default=300,
+                        help="random games per player count through raw_env() and env() (default: 300)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    if args.games < 1 or args.positions < 1:
-        parser.error("--games and --positions must be at least 1")
+    if args.games < 1 or args.positions < 1 or args.env_games < 1:
+        parser.error("--games, --env-games and --positions must be at least 1")
 
     progress = None
     if tqdm is not None and not args.no_progress:
@@ -104,6 +130,15 @@ def main(argv=None) -> int:
         if progress is not None:
             progress.set_postfix(players=n)
         results[n] = playouts(n, args.games, args.seed, progress)
+    if progress is not None:
+        progress.close()
+
+    progress = None
+    if tqdm is not None and not args.no_progress:
+        progress = tqdm(total=2 * args.env_games * len(args.players), desc="env playouts", unit="game",
+                        file=sys.stderr)
+    through = {(name, n): env_playouts(make, n, args.env_games, args.seed, progress)
+               for n in args.players for name, make in (("raw_env", packetrow_env.raw_env), ("env", packetrow_env.env))}
     if progress is not None:
         progress.close()
 
@@ -128,6 +163,17 @@ def main(argv=None) -> int:
         r = results[n]
         print(f"| {n} | {r['games'] / r['seconds']:,.0f} | {r['steps'] / r['seconds']:,.0f} | "
               f"{r['steps'] / r['games']:.1f} | {r['seconds'] / r['steps'] * 1e6:.1f} |")
+    print()
+    print(f"Through PettingZoo ({args.env_games} random games per player count, tracked observations, "
+          "agent_iter/last/step, mask read from the observation):")
+    print()
+    print("| players | raw_env() steps/s | raw_env() µs/step | env() steps/s | env() µs/step | env() - raw_env() µs |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for n in args.players:
+        raw, wrapped = through["raw_env", n], through["env", n]
+        raw_us, env_us = raw["seconds"] / raw["steps"] * 1e6, wrapped["seconds"] / wrapped["steps"] * 1e6
+        print(f"| {n} | {raw['steps'] / raw['seconds']:,.0f} | {raw_us:.1f} | {wrapped['steps'] / wrapped['seconds']:,.0f} "
+              f"| {env_us:.1f} | {env_us - raw_us:+.1f} |")
     print()
     print(f"Per call, mean over {args.positions} mid-game positions per player count:")
     print()
