@@ -20,14 +20,15 @@ ILLEGAL_ACTIONS = ("raise", "penalize")
 RENDER_MODES = ("ansi", "human")
 
 
-def _choice(name, value, allowed):
+def check_option(name, value, allowed):
+    """Raise a ValueError naming the option and its allowed values unless ``value`` is one of them."""
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
 
 
 def final_rewards(scores: list[dict], reward_mode: str) -> list[float]:
     """Terminal reward per seat (R-SCORE-4 order): rank (+1 first .. -1 last, ties share), win, or vp."""
-    _choice("reward_mode", reward_mode, REWARD_MODES)
+    check_option("reward_mode", reward_mode, REWARD_MODES)
     n = len(scores)
     if reward_mode == "win":
         return [1.0 if row["winner"] else 0.0 for row in scores]
@@ -56,10 +57,10 @@ class raw_env(AECEnv):
         super().__init__()
         if isinstance(num_players, bool) or num_players not in range(MIN_PLAYERS, MAX_PLAYERS + 1):
             raise ValueError(f"num_players must be one of 2, 3, 4, 5, got {num_players!r}")
-        _choice("observation_mode", observation_mode, MODES)
-        _choice("reward_mode", reward_mode, REWARD_MODES)
-        _choice("illegal_action", illegal_action, ILLEGAL_ACTIONS)
-        _choice("render_mode", render_mode, RENDER_MODES + (None,))
+        check_option("observation_mode", observation_mode, MODES)
+        check_option("reward_mode", reward_mode, REWARD_MODES)
+        check_option("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        check_option("render_mode", render_mode, RENDER_MODES + (None,))
         self.num_players = num_players
         self.observation_mode = observation_mode
         self.reward_mode = reward_mode

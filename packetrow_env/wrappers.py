@@ -11,7 +11,7 @@ from gymnasium import spaces
 from . import actions
 from .cards import resolve
 from .engine import Game, IllegalActionError
-from .env import ILLEGAL_ACTIONS, REWARD_MODES, final_rewards
+from .env import ILLEGAL_ACTIONS, REWARD_MODES, check_option, final_rewards
 from .observation import MODES, encoder
 from .state import MAX_PLAYERS, MIN_PLAYERS
 
@@ -48,14 +48,10 @@ class SingleAgentEnv(gymnasium.Env):
         if seat != "random" and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))
                                  or not 0 <= seat < min(counts)):
             raise ValueError(f"seat must be 'random' or a seat 0-{min(counts) - 1}, got {seat!r}")
-        if observation_mode not in MODES:
-            raise ValueError(f"observation_mode must be one of {MODES}, got {observation_mode!r}")
-        if reward_mode not in REWARD_MODES:
-            raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
-        if illegal_action not in ILLEGAL_ACTIONS:
-            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTIONS}, got {illegal_action!r}")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        check_option("observation_mode", observation_mode, MODES)
+        check_option("reward_mode", reward_mode, REWARD_MODES)
+        check_option("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+        check_option("render_mode", render_mode, (None, "ansi"))
         if opponents is None:
             raise ValueError("opponents is required: an agent or callable, a list of them, or a sampler")
         self.counts = counts
