@@ -9,8 +9,8 @@ import numpy as np
 
 
 def _demo(args) -> int:
-    from .engine import Game
-    from .render import describe_action, render
+    from packetrow_env.engine import Game
+    from packetrow_env.render import describe_action, render
 
     game = Game.new(args.players, seed=args.seed)
     rng = np.random.default_rng(args.seed)
@@ -25,7 +25,7 @@ def _demo(args) -> int:
 
 
 def _layout(args) -> int:
-    from .observation import layout_table
+    from packetrow_env.observation import layout_table
 
     print(layout_table(args.mode))
     return 0

@@ -1,0 +1,1 @@
+"""Training, evaluation and tournaments: the top of the stack (imports packetrow_env and agents)."""
