@@ -7,6 +7,8 @@ import sys
 
 import numpy as np
 
+from .tournament import add_commands as add_tournament_commands
+
 
 def _demo(args) -> int:
     from packetrow_env.engine import Game
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     layout.add_argument("--mode", default="tracked", choices=("tracked", "table", "full"),
                         help="observation mode (the layout is the same in every mode; default tracked)")
     layout.set_defaults(run=_layout)
+    add_tournament_commands(sub)
     return parser
 
 

@@ -1,0 +1,257 @@
+"""Tournaments: statistics, seat rotation, determinism across workers, saved games, replays and the CLI."""
+
+import csv
+import json
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from agents import registry
+from agents.random_agent import RandomAgent
+from train import stats
+from train.cli import main
+from train.tournament import (ReplayError, TournamentError, find_game, lineup, load_games, make_entries, replay_game,
+                              replay_moves, replay_text, run_tournament, split_agent_specs)
+
+
+class LowestAgent:
+    """Always the lowest legal action; counts its observations to show when they were encoded."""
+
+    needs_observation = True
+
+    def __init__(self, seed: int = 0):
+        self.name = "lowest"
+        self.observations = 0
+
+    def act(self, observation, action_mask, game=None) -> int:
+        if observation is not None:
+            self.observations += 1
+        return int(np.flatnonzero(action_mask)[0])
+
+
+class PassingAgent:
+    """Passes whenever it may, else the lowest legal action: a weak player, no reset(), no observation."""
+
+    needs_observation = False
+    built = 0
+
+    def __init__(self, seed: int = 0):
+        PassingAgent.built += 1
+        self.name = "passer"
+
+    def act(self, observation, action_mask, game=None) -> int:
+        assert observation is None
+        return 10 if action_mask[10] else int(np.flatnonzero(action_mask)[0])
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    """'lowest' and 'passer' in the agent registry (workers are forked, so they see it too)."""
+    monkeypatch.setitem(registry.AGENTS, "lowest", (__name__, "LowestAgent"))
+    monkeypatch.setitem(registry.AGENTS, "passer", (__name__, "PassingAgent"))
+
+
+# --------------------------------------------------------------------------- statistics
+@pytest.mark.parametrize("successes, n, low, high", [
+    (0, 10, 0.0, 0.2775402),      # high = z²/n / (1 + z²/n) = 0.38416 / 1.38416
+    (5, 10, 0.2365896, 0.7634104),  # 0.5 ± 1.96/1.38416 · sqrt(0.025 + 0.009604)
+    (10, 10, 0.7224598, 1.0),  # the mirror of 0 of 10
+])
+def test_wilson_interval_known_values(successes, n, low, high):
+    assert stats.wilson_interval(successes, n) == pytest.approx((low, high), abs=1e-6)
+
+
+def test_wilson_interval_fractional_wider_z_and_bad_input():
+    low, high = stats.wilson_interval(2.5, 10)
+    assert low < 0.25 < high
+    assert stats.wilson_interval(5, 10, z=2.576)[0] < stats.wilson_interval(5, 10)[0]
+    for args in [(1, 0), (11, 10), (-1, 10), (1, 2.5)]:
+        with pytest.raises(ValueError, match="must be"):
+            stats.wilson_interval(*args)
+    with pytest.raises(ValueError, match="z must be"):
+        stats.wilson_interval(1, 10, z=0)
+
+
+def test_mean_interval():
+    mean, low, high = stats.mean_interval([1, 2, 3, 4, 5])  # s = sqrt(2.5), half = 1.96 · sqrt(2.5 / 5)
+    assert (mean, low, high) == pytest.approx((3.0, 3 - 1.385929, 3 + 1.385929), abs=1e-6)
+    assert stats.mean_interval([7, 7, 7]) == (7.0, 7.0, 7.0)
+    one = stats.mean_interval([4])
+    assert one[0] == 4 and math.isnan(one[1]) and math.isnan(one[2])
+    with pytest.raises(ValueError, match="at least one value"):
+        stats.mean_interval([])
+
+
+def test_ranks_with_ties():
+    assert stats.ranks([(10, 5), (10, 5), (8, 0), (12, 0)]) == [2.5, 2.5, 4.0, 1.0]
+    assert stats.ranks([(10, 5), (10, 6), (10, 4)]) == [2.0, 1.0, 3.0]  # cash breaks a VP tie (R-SCORE-4)
+    assert stats.ranks([3, 3, 3, 3]) == [2.5] * 4
+    scores = [{"vp": 9, "cash": 3, "winner": True}, {"vp": 9, "cash": 3, "winner": True},
+              {"vp": 2, "cash": 30, "winner": False}]
+    assert stats.ranks(stats.score_keys(scores)) == [1.5, 1.5, 3.0]
+    assert stats.win_shares(scores) == [0.5, 0.5, 0.0]
+
+
+def test_rating_updates():
+    start = [stats.new_rating()] * 3
+    after = stats.update_ratings(start, [1, 2, 3])
+    assert after[0][0] > 25 > after[2][0]
+    assert all(sigma < start[0][1] for _, sigma in after)  # every game teaches something
+    tied = stats.update_ratings(start, [1, 2, 2])
+    assert tied[0][0] > 25 > tied[1][0] and tied[1] == pytest.approx(tied[2])
+    draw = stats.update_ratings(start[:2], [1, 1])
+    assert draw[0] == pytest.approx(draw[1]) and draw[0][0] == pytest.approx(25)
+    assert stats.ordinal((25.0, 25 / 3)) == pytest.approx(0)
+    with pytest.raises(ValueError, match="one rank per player"):
+        stats.update_ratings(start, [1, 2])
+
+
+# --------------------------------------------------------------------------- schedule
+@pytest.mark.parametrize("entries, players", [(4, 4), (2, 2), (5, 3), (7, 4), (3, 2)])
+def test_every_entry_plays_every_seat_equally_often(entries, players):
+    cycles = 3
+    seats = Counter()
+    for g in range(cycles * entries):
+        line = lineup(g, entries, players, seed=11)
+        assert len(set(line)) == players  # nobody sits twice in a game
+        seats.update((e, s) for s, e in enumerate(line))
+    assert seats == Counter({(e, s): cycles for e in range(entries) for s in range(players)})
+
+
+def test_line_ups_vary_between_cycles():
+    """When k > n the permutation per cycle mixes who meets whom."""
+    met = {frozenset(lineup(g, 6, 2, seed=0)) for g in range(60)}
+    assert len(met) > 6  # a fixed rotation would only ever pair neighbours: 6 pairs
+
+
+def test_tournament_seats_and_counts(registered):
+    result = run_tournament(["random", "lowest", "random", "passer", "random"], num_players=3, games=10, seed=2,
+                            progress=False)
+    assert result.names == ["random#1", "lowest", "random#2", "passer", "random#3"]
+    seats = Counter((e, s) for r in result.records for s, e in enumerate(r["entries"]))
+    assert seats == Counter({(e, s): 2 for e in range(5) for s in range(3)})
+    assert [row["games"] for row in result.table] == [6] * 5
+    assert sum(row["wins"] for row in result.table) == pytest.approx(10)
+    assert [r["index"] for r in result.records] == list(range(10))
+
+
+def test_split_agent_specs():
+    assert split_agent_specs("heuristic,random, ismcts:iters=200,rollout=random,random") == \
+        ["heuristic", "random", "ismcts:iters=200,rollout=random", "random"]
+
+
+# --------------------------------------------------------------------------- playing
+def test_same_seed_same_results_whatever_the_workers(registered):
+    specs = ["random", "lowest", lambda seed: RandomAgent(seed), "passer"]
+    one = run_tournament(specs, 4, games=12, seed=5, workers=1, progress=False)
+    two = run_tournament(specs, 4, games=12, seed=5, workers=2, progress=False, chunk_size=2)
+    assert one.records == two.records
+    assert one.table == two.table
+    other = run_tournament(specs, 4, games=12, seed=6, workers=1, progress=False)
+    assert other.records != one.records
+
+
+def test_agents_get_observations_only_when_they_need_them(registered):
+    lowest = LowestAgent()
+    PassingAgent.built = 0
+    result = run_tournament([lowest, "passer"], 2, games=4, seed=0, progress=False)
+    moves = sum(r["entries"][seat] == 0 for r in result.records for _, seat, _ in replay_moves(r))
+    assert lowest.observations == moves > 0  # the passer's asserts show it never got one
+    assert PassingAgent.built == 1 + 4  # no reset(): the check build, then one per game
+
+
+def test_weak_agent_rates_lowest(registered):
+    result = run_tournament(["random", "random", "passer"], 3, games=30, seed=0, progress=False)
+    passer = result.row("passer")
+    assert passer["mu"] < min(result.row(n)["mu"] for n in ("random#1", "random#2"))
+    assert passer["win_rate"] < result.fair_share
+
+
+def test_bad_setups_say_what_is_allowed(registered):
+    with pytest.raises(TournamentError, match="2, 3, 4 or 5"):
+        run_tournament(["random"] * 6, 6, games=1, progress=False)
+    with pytest.raises(TournamentError, match="positive integer"):
+        run_tournament(["random"] * 2, 2, games=0, progress=False)
+    with pytest.raises(TournamentError, match="known agents"):
+        run_tournament(["random", "nonsense"], 2, games=1, progress=False)
+    with pytest.raises(TournamentError, match="at least as many agents as players"):
+        run_tournament(["random", "random"], 3, games=1, progress=False)
+    with pytest.raises(TournamentError, match="allowed"):
+        make_entries(["random", 42])
+    with pytest.raises(TournamentError, match="observation mode"):
+        run_tournament(["random"] * 2, 2, games=1, observation_mode="psychic", progress=False)
+
+
+# --------------------------------------------------------------------------- saved games and replays
+def test_out_files_and_replay(tmp_path, registered):
+    result = run_tournament(["random", "lowest", "random"], 3, games=6, seed=3, progress=False)
+    games_path, table_path = result.write(tmp_path)
+    records = load_games(games_path)
+    assert records == json.loads(json.dumps(result.records))
+    assert {"index", "seed", "num_players", "specs", "agents", "actions", "scores"} <= set(records[0])
+    assert records[0]["specs"] == [["random", "lowest", "random"][e] for e in records[0]["entries"]]
+    with table_path.open() as f:
+        rows = list(csv.DictReader(f))
+    assert [row["agent"] for row in rows] == ["random#1", "lowest", "random#2"]
+    assert int(rows[1]["games"]) == 6 and float(rows[0]["fair_share"]) == pytest.approx(1 / 3)
+
+    for record in records:
+        game = replay_game(record)
+        assert game.scores() == record["scores"]
+    text = "\n".join(replay_text(find_game(records, 4), seat=1))
+    assert "Replayed scores match" in text and "player 1 (you)" in text
+    assert "FULL INFORMATION" in "\n".join(replay_text(records[0], full=True))
+
+    tampered = dict(records[2], scores=[dict(row, vp=row["vp"] + 1) for row in records[2]["scores"]])
+    with pytest.raises(ReplayError, match="the file records"):
+        replay_game(tampered)
+    with pytest.raises(ReplayError, match="do not finish"):
+        replay_game(dict(records[2], actions=records[2]["actions"][:-3]))
+    with pytest.raises(ValueError, match="games recorded: 0 to 5"):
+        find_game(records, 6)
+
+
+# --------------------------------------------------------------------------- command line
+def test_cli_tournament_and_replay(tmp_path, capsys):
+    out = tmp_path / "results"
+    assert main(["tournament", "--agents", "random,random,random", "--players", "3", "--games", "6", "--seed", "1",
+                 "--workers", "2", "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    for text in ("random#1", "random#3", "win rate [95% CI]", "mean rank", "Fair share: 1/3 = 33.3%", "ordinal"):
+        assert text in printed
+    assert (out / "games.jsonl").is_file() and (out / "table.csv").is_file()
+
+    assert main(["replay", str(out / "games.jsonl"), "--game", "2", "--seat", "1"]) == 0
+    assert "Replayed scores match" in capsys.readouterr().out
+
+    lines = (out / "games.jsonl").read_text().splitlines()
+    record = json.loads(lines[2])
+    record["scores"][0]["vp"] += 5
+    lines[2] = json.dumps(record)
+    (out / "games.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(["replay", str(out / "games.jsonl"), "--game", "2"]) == 1
+    assert "the file records" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["tournament", "--agents", "random,bogus"], "unknown agent 'bogus'"),
+    (["tournament", "--agents", "random,random", "--players", "3"], "at least as many agents as players"),
+    (["tournament", "--agents", "random,random", "--games", "0"], "positive integer"),
+    (["tournament", "--agents", "random,random", "--players", "6"], "invalid choice"),
+    (["replay", "nowhere.jsonl", "--game", "0"], "no games file"),
+])
+def test_cli_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["tournament", "replay"])
+def test_cli_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    assert "usage: packetrow " + command in capsys.readouterr().out

@@ -1,0 +1,571 @@
+"""Tournaments between agents: seat-balanced line-ups, seeded games, statistics, ratings, saved games and replays.
+
+Entries. A tournament has k >= n entries (n = players per game), each a spec string for
+``agents.registry.make_agent`` ("heuristic", "ismcts:iters=200"), a factory ``seed -> agent``, or an
+agent object. Entries are identified by their position; they are named by spec (or the agent's
+``name``), and a name given to several entries gets ``#1``, ``#2``, ... in order, so
+``heuristic,random,random,random`` gives heuristic, random#1, random#2, random#3, each with its own row.
+
+Seat rotation. Games come in cycles of k. Cycle c draws a permutation P of the entries from the
+seed; its j-th game seats P[(j + s) mod k] at seat s. So over every k consecutive games (from
+game 0) each entry plays each seat exactly once, and the random P varies who sits next to whom
+and, when k > n, who meets whom.
+
+Seeds. Game g's deal seed and its seats' agent seeds come from ``numpy.random.SeedSequence(seed,
+spawn_key=...)`` and the game index alone. An agent with ``reset(seed)`` is built once per process
+and reseeded before each game; one without is built per game from its spec or factory (an agent
+object without ``reset`` is used as it is). So results are the same whatever the number of workers.
+Workers are forked where the platform allows, so factories (lambdas) and live agent objects need not
+pickle; each worker plays whole games on its own copy of the agents.
+
+Statistics. Ranks follow R-SCORE-4 ((VP, cash), higher better); tied seats share the mean of their
+places. A win shared by k winners counts 1/k for each. Ratings: openskill's Plackett-Luce model,
+one update per game in game order, ties allowed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import multiprocessing
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from packetrow_env.engine import Game
+from packetrow_env.observation import MODES, encoder
+from packetrow_env.render import describe_action, render
+
+from . import stats
+
+MIN_PLAYERS, MAX_PLAYERS = 2, 5
+# first words of the SeedSequence spawn keys, so deals, agents and line-ups never share a stream
+_DEAL_KEY, _AGENT_KEY, _LINEUP_KEY = 0, 1, 2
+
+TABLE_COLUMNS = ("entry", "agent", "games", "wins", "win_rate", "win_low", "win_high", "mean_vp", "vp_low",
+                 "vp_high", "mean_rank", "rank_low", "rank_high", "mu", "sigma", "ordinal", "fair_share")
+
+
+class TournamentError(ValueError):
+    """A tournament was set up wrongly (bad agents, player count, number of games, ...)."""
+
+
+class ReplayError(ValueError):
+    """A recorded game does not replay to its recorded result."""
+
+
+# --------------------------------------------------------------------------- entries
+@dataclass
+class Entry:
+    """One participant: where its agents come from, and a first agent built to check and name it."""
+
+    index: int
+    name: str
+    source: object  # spec string, factory seed -> agent, or agent object
+    prototype: object
+
+    def agent(self, seed: int):
+        """An agent for one game, seeded with ``seed``."""
+        agent = self.prototype
+        if hasattr(agent, "reset"):
+            agent.reset(seed)
+            return agent
+        if _is_agent(self.source):  # an object we cannot rebuild: use it as it is
+            return agent
+        return _build(self.source, seed)
+
+
+def _is_agent(source) -> bool:
+    return callable(getattr(source, "act", None))
+
+
+def _build(source, seed: int):
+    if isinstance(source, str):
+        from agents.registry import make_agent
+        return make_agent(source, seed)
+    return source(seed)
+
+
+def split_agent_specs(text: str) -> list[str]:
+    """Split a comma-separated agent list; 'ismcts:iters=200,rollout=random' stays one spec."""
+    specs = []
+    for part in (p.strip() for p in text.split(",")):
+        # a bare key=value continues the previous spec's options (spec options are comma-separated too)
+        if "=" in part and ":" not in part and specs and ":" in specs[-1]:
+            specs[-1] += "," + part
+        elif part:
+            specs.append(part)
+    return specs
+
+
+def make_entries(specs: Sequence) -> list[Entry]:
+    """Check and name the entries: spec strings, factories ``seed -> agent``, or agent objects."""
+    if isinstance(specs, str):
+        specs = split_agent_specs(specs)
+    specs = list(specs)
+    if not specs:
+        raise TournamentError("no agents given; give at least as many agents as players, e.g. heuristic,random")
+    names, prototypes = [], []
+    for i, source in enumerate(specs):
+        if isinstance(source, str):
+            try:
+                prototype = _build(source, 0)
+            except ValueError as error:
+                raise TournamentError(f"agent {i + 1} ({source!r}): {error}") from None
+            name = source.strip()
+        elif _is_agent(source):
+            prototype = source
+            name = getattr(source, "name", None) or type(source).__name__
+        elif callable(source):
+            prototype = source(0)
+            if not _is_agent(prototype):
+                raise TournamentError(f"agent {i + 1}: the factory {source!r} returned {prototype!r}, "
+                                      "which has no act(observation, action_mask, game) method")
+            name = getattr(prototype, "name", None) or getattr(source, "__name__", None) or type(prototype).__name__
+        else:
+            raise TournamentError(f"agent {i + 1} is {source!r}; allowed: a spec string (e.g. 'random'), "
+                                  "a factory seed -> agent, or an agent object with act()")
+        names.append(str(name))
+        prototypes.append(prototype)
+    return [Entry(i, name, source, prototype)
+            for i, (name, source, prototype) in enumerate(zip(_disambiguate(names), specs, prototypes))]
+
+
+def _disambiguate(names: list[str]) -> list[str]:
+    counts = {name: names.count(name) for name in names}
+    seen: dict[str, int] = {}
+    result = []
+    for name in names:
+        if counts[name] > 1:
+            seen[name] = seen.get(name, 0) + 1
+            name = f"{name}#{seen[name]}"
+        result.append(name)
+    return result
+
+
+# --------------------------------------------------------------------------- schedule
+def lineup(game_index: int, num_entries: int, num_players: int, seed: int) -> list[int]:
+    """The entry index at each seat of game ``game_index`` (see the module docstring for the rotation)."""
+    cycle, position = divmod(game_index, num_entries)
+    permutation = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_LINEUP_KEY, cycle)))\
+        .permutation(num_entries)
+    return [int(permutation[(position + seat) % num_entries]) for seat in range(num_players)]
+
+
+def game_seeds(game_index: int, num_players: int, seed: int) -> tuple[int, list[int]]:
+    """(deal seed, agent seed per seat) of game ``game_index``, from the tournament seed and the index alone."""
+    deal = np.random.SeedSequence(seed, spawn_key=(_DEAL_KEY, game_index)).generate_state(1, np.uint64)[0]
+    agents = np.random.SeedSequence(seed, spawn_key=(_AGENT_KEY, game_index)).generate_state(num_players)
+    return int(deal), [int(a) for a in agents]
+
+
+# --------------------------------------------------------------------------- playing
+def play_game(agents: Sequence, deal_seed: int, observation_mode: str = "tracked") -> tuple[Game, list[int]]:
+    """Play one game with one agent per seat; returns the finished game and its actions."""
+    game = Game.new(len(agents), seed=deal_seed)
+    encode = encoder(game.cards).encode
+    wants = [getattr(agent, "needs_observation", True) for agent in agents]
+    actions = []
+    while not game.is_over:
+        seat = game.current_player
+        agent = agents[seat]
+        observation = encode(game, seat, observation_mode) if wants[seat] else None
+        try:
+            action = int(agent.act(observation, game.legal_action_mask(), game))
+            game.step(action)
+        except Exception as error:
+            name = getattr(agent, "name", type(agent).__name__)
+            error.add_note(f"in move {len(actions)} by seat {seat} ({name}), deal seed {deal_seed}")
+            raise
+        actions.append(action)
+    return game, actions
+
+
+@dataclass
+class _Runner:
+    """Plays whole games by index; one per process."""
+
+    entries: list[Entry]
+    num_players: int
+    seed: int
+    observation_mode: str
+
+    def play(self, index: int) -> dict:
+        seats = lineup(index, len(self.entries), self.num_players, self.seed)
+        deal_seed, agent_seeds = game_seeds(index, self.num_players, self.seed)
+        agents = [self.entries[e].agent(s) for e, s in zip(seats, agent_seeds)]
+        try:
+            game, actions = play_game(agents, deal_seed, self.observation_mode)
+        except Exception as error:
+            error.add_note(f"in tournament game {index} (line-up {[self.entries[e].name for e in seats]})")
+            raise
+        scores = game.scores()
+        return {"index": index, "seed": deal_seed, "agent_seeds": agent_seeds, "num_players": self.num_players,
+                "entries": seats, "agents": [self.entries[e].name for e in seats],
+                "specs": [_spec_text(self.entries[e]) for e in seats], "actions": actions, "scores": scores,
+                "ranks": stats.ranks(stats.score_keys(scores))}
+
+    def play_chunk(self, indices: list[int]) -> list[dict]:
+        return [self.play(i) for i in indices]
+
+
+def _spec_text(entry: Entry) -> str:
+    return entry.source.strip() if isinstance(entry.source, str) else entry.name
+
+
+_WORKER: _Runner | None = None
+
+
+def _init_worker(runner: _Runner) -> None:
+    global _WORKER
+    _WORKER = runner
+
+
+def _play_chunk(indices: list[int]) -> list[dict]:
+    return _WORKER.play_chunk(indices)
+
+
+def _context():
+    # fork passes factories and agent objects to workers without pickling them (lambdas, live models)
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else None)
+
+
+def _check_int(name: str, value, low: int, high: int | None, allowed: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or value < low or (high is not None and value > high):
+        raise TournamentError(f"{name} must be {allowed}, got {value!r}")
+    return int(value)
+
+
+# --------------------------------------------------------------------------- results
+@dataclass
+class TournamentResult:
+    """Every game's record (in game order) and the per-entry table."""
+
+    names: list[str]
+    num_players: int
+    seed: int
+    observation_mode: str
+    records: list[dict]
+    table: list[dict] = field(default_factory=list)
+
+    @property
+    def fair_share(self) -> float:
+        """The win rate of an entry as strong as the others: 1/n."""
+        return 1.0 / self.num_players
+
+    def row(self, name: str) -> dict:
+        """The table row of the entry named ``name``."""
+        for row in self.table:
+            if row["agent"] == name:
+                return row
+        raise KeyError(f"no entry named {name!r}; entries: {', '.join(self.names)}")
+
+    def format_table(self) -> str:
+        """The table as aligned text, with the fair share and how to read it."""
+        header = ["agent", "games", "wins", "win rate [95% CI]", "mean VP [95% CI]", "mean rank [95% CI]",
+                  "mu ± sigma", "ordinal"]
+        lines = [header]
+        for r in self.table:
+            lines.append([r["agent"], str(r["games"]), _number(r["wins"], 1),
+                          f"{_percent(r['win_rate'])} [{_percent(r['win_low'])}, {_percent(r['win_high'])}]",
+                          f"{_number(r['mean_vp'], 2)} [{_number(r['vp_low'], 2)}, {_number(r['vp_high'], 2)}]",
+                          f"{_number(r['mean_rank'], 2)} [{_number(r['rank_low'], 2)}, {_number(r['rank_high'], 2)}]",
+                          f"{r['mu']:.2f} ± {r['sigma']:.2f}", f"{r['ordinal']:.2f}"])
+        widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+        text = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(line, widths)))
+                for line in lines]
+        text.insert(1, "  ".join("-" * w for w in widths))
+        n = self.num_players
+        games = len(self.records)
+        text.append("")
+        text.append(f"{games} games of {n} players, seed {self.seed}, {self.observation_mode} observations. "
+                    f"Fair share: 1/{n} = {_percent(self.fair_share)} wins, mean rank {(n + 1) / 2:.2f}.")
+        text.append("A win shared by k winners counts 1/k; tied players share the mean of their places "
+                    "(rank 1 = best). Rating: openskill Plackett-Luce, ordinal = mu - 3 sigma.")
+        if games % len(self.names):
+            text.append(f"Seats are balanced over multiples of {len(self.names)} games; {games} is not one.")
+        return "\n".join(text)
+
+    def write(self, directory) -> tuple[Path, Path]:
+        """Write ``games.jsonl`` (one game a line) and ``table.csv`` into ``directory``; returns their paths."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        games_path, table_path = directory / "games.jsonl", directory / "table.csv"
+        with games_path.open("w") as f:
+            for record in self.records:
+                f.write(json.dumps(record, separators=(",", ":")) + "\n")
+        with table_path.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=TABLE_COLUMNS)
+            writer.writeheader()
+            writer.writerows(self.table)
+        return games_path, table_path
+
+
+def _number(value: float, digits: int) -> str:
+    return "-" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _percent(value: float) -> str:
+    return "-" if math.isnan(value) else f"{100 * value:.1f}%"
+
+
+def summarize(records: Sequence[dict], names: Sequence[str], num_players: int) -> list[dict]:
+    """The per-entry table (columns ``TABLE_COLUMNS``) of game records, ratings updated in game order."""
+    k = len(names)
+    wins = [0.0] * k
+    vps: list[list[float]] = [[] for _ in range(k)]
+    places: list[list[float]] = [[] for _ in range(k)]
+    ratings = [stats.new_rating()] * k
+    for record in sorted(records, key=lambda r: r["index"]):
+        seats = record["entries"]
+        scores = record["scores"]
+        game_ranks = stats.ranks(stats.score_keys(scores))
+        for entry, share, row, place in zip(seats, stats.win_shares(scores), scores, game_ranks):
+            wins[entry] += share
+            vps[entry].append(row["vp"])
+            places[entry].append(place)
+        updated = stats.update_ratings([ratings[e] for e in seats], game_ranks)
+        for entry, rating in zip(seats, updated):
+            ratings[entry] = rating
+    nan = math.nan
+    table = []
+    for e, name in enumerate(names):
+        games = len(vps[e])
+        win_low, win_high = stats.wilson_interval(wins[e], games) if games else (nan, nan)
+        mean_vp, vp_low, vp_high = stats.mean_interval(vps[e]) if games else (nan, nan, nan)
+        mean_rank, rank_low, rank_high = stats.mean_interval(places[e]) if games else (nan, nan, nan)
+        mu, sigma = ratings[e]
+        table.append({"entry": e, "agent": name, "games": games, "wins": wins[e],
+                      "win_rate": wins[e] / games if games else nan, "win_low": win_low, "win_high": win_high,
+                      "mean_vp": mean_vp, "vp_low": vp_low, "vp_high": vp_high, "mean_rank": mean_rank,
+                      "rank_low": rank_low, "rank_high": rank_high, "mu": mu, "sigma": sigma,
+                      "ordinal": stats.ordinal(ratings[e]), "fair_share": 1.0 / num_players})
+    return table
+
+
+def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed: int = 0, workers: int = 1,
+                   progress: bool = True, observation_mode: str = "tracked",
+                   chunk_size: int | None = None) -> TournamentResult:
+    """Play ``games`` seat-balanced games between the entries ``specs`` (spec strings, factories or agents)."""
+    num_players = _check_int("the number of players", num_players, MIN_PLAYERS, MAX_PLAYERS, "2, 3, 4 or 5")
+    games = _check_int("the number of games", games, 1, None, "a positive integer")
+    seed = _check_int("the seed", seed, 0, None, "a non-negative integer")
+    workers = _check_int("the number of workers", workers, 1, None, "a positive integer")
+    if observation_mode not in MODES:
+        raise TournamentError(f"unknown observation mode {observation_mode!r}; allowed: {', '.join(MODES)}")
+    entries = make_entries(specs)
+    _check_entry_count(entries, num_players)
+    return _play(entries, num_players, games, seed, workers, progress, observation_mode, chunk_size)
+
+
+def _check_entry_count(entries: Sequence[Entry], num_players: int) -> None:
+    if len(entries) < num_players:
+        raise TournamentError(f"{len(entries)} agents for {num_players}-player games; give at least as many agents "
+                              "as players (repeat a spec to seat it several times, "
+                              "e.g. heuristic,random,random,random)")
+
+
+def _play(entries: list[Entry], num_players: int, games: int, seed: int, workers: int, progress: bool,
+          observation_mode: str, chunk_size: int | None) -> TournamentResult:
+    runner = _Runner(entries, num_players, seed, observation_mode)
+    if chunk_size is None:  # a few chunks per worker keeps them all busy to the end
+        chunk_size = max(1, min(50, math.ceil(games / (4 * workers))))
+    chunks = [list(range(start, min(start + chunk_size, games))) for start in range(0, games, chunk_size)]
+    records: list[dict] = []
+    from tqdm import tqdm
+
+    def bar():
+        return tqdm(total=games, desc="games", unit="game", file=sys.stderr, disable=not progress)
+
+    if workers == 1 or len(chunks) == 1:
+        with bar() as progress_bar:
+            for chunk in chunks:
+                records += runner.play_chunk(chunk)
+                progress_bar.update(len(chunk))
+    else:
+        # the pool forks before the bar starts tqdm's monitor thread: forking a threaded process is fragile
+        with _context().Pool(min(workers, len(chunks)), initializer=_init_worker, initargs=(runner,)) as pool, \
+                bar() as progress_bar:
+            for done in pool.imap_unordered(_play_chunk, chunks):
+                records += done
+                progress_bar.update(len(done))
+    records.sort(key=lambda r: r["index"])
+    names = [e.name for e in entries]
+    return TournamentResult(names, num_players, seed, observation_mode, records,
+                            summarize(records, names, num_players))
+
+
+# --------------------------------------------------------------------------- saved games and replays
+def load_games(path) -> list[dict]:
+    """The game records of a ``games.jsonl`` file."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no games file at {path} (expected the games.jsonl that tournament --out writes)")
+    records = []
+    with path.open() as f:
+        for number, line in enumerate(f, start=1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as error:
+                    raise ValueError(f"{path}, line {number}: not a JSON game record ({error})") from None
+    return records
+
+
+def find_game(records: Sequence[dict], index: int) -> dict:
+    """The record of game ``index``."""
+    for record in records:
+        if record.get("index") == index:
+            return record
+    indices = sorted(r.get("index", -1) for r in records)
+    allowed = f"{indices[0]} to {indices[-1]}" if indices else "none: the file has no games"
+    raise ValueError(f"no game {index} in the file; games recorded: {allowed}")
+
+
+def replay_moves(record: dict) -> Iterator[tuple[Game, int, int]]:
+    """Step a recorded game from its seed: yields (game before the move, seat, action), then checks the scores."""
+    game = Game.new(int(record["num_players"]), seed=int(record["seed"]))
+    for move, action in enumerate(record["actions"]):
+        if game.is_over:
+            raise ReplayError(f"game {record.get('index')}: the game ended after {move} moves but "
+                              f"{len(record['actions'])} are recorded")
+        seat = game.current_player
+        yield game, seat, int(action)
+        game.step(int(action))
+    if not game.is_over:
+        raise ReplayError(f"game {record.get('index')}: the {len(record['actions'])} recorded moves do not finish "
+                          "the game")
+    replayed = game.scores()
+    recorded = [dict(row) for row in record["scores"]]
+    if replayed != recorded:
+        raise ReplayError(f"game {record.get('index')}: replaying seed {record['seed']} and the recorded moves gives "
+                          f"scores {replayed}, but the file records {recorded}")
+
+
+def replay_game(record: dict) -> Game:
+    """The finished game of a record, replayed through the engine; raises ReplayError if the scores differ."""
+    game = None
+    for game, _, _ in replay_moves(record):
+        pass
+    if game is None:
+        raise ReplayError(f"game {record.get('index')}: no moves recorded")
+    return game
+
+
+def replay_text(record: dict, seat: int = 0, full: bool = False, every_move: bool = False) -> Iterator[str]:
+    """A recorded game as text, move by move, from ``seat``'s view (``full``: every hand shown); checks the scores."""
+    n = int(record["num_players"])
+    if not 0 <= seat < n:
+        raise ValueError(f"seat must be from 0 to {n - 1} in this {n}-player game, got {seat}")
+    names = record.get("agents") or [f"player {p}" for p in range(n)]
+
+    def table(game):
+        known = [game.hand(p) for p in range(n)] if full else None
+        return render(game, seat, known_hands=known)
+
+    yield (f"Game {record.get('index')}, seed {record['seed']}, {n} players: "
+           + ", ".join(f"seat {p} {name}" for p, name in enumerate(names)))
+    if full:
+        yield "FULL INFORMATION: every player's hand is shown, not only what seat %d knew." % seat
+    last_round = None
+    game = None
+    for move, (game, player, action) in enumerate(replay_moves(record)):
+        if every_move or game.state.round != last_round:
+            last_round = game.state.round
+            yield ""
+            yield table(game)
+            yield ""
+        yield (f"{move:4d}  round {game.state.round:2d}  player {player} ({names[player]}): "
+               f"{describe_action(game, action)}")
+    if game is not None:  # the generator checked the scores before stopping
+        yield ""
+        yield table(game)
+        yield "Replayed scores match the recorded ones."
+
+
+# --------------------------------------------------------------------------- command line
+def _positive_int(text: str) -> int:
+    import argparse
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _run_tournament_command(args) -> int:
+    specs = [spec for text in args.agents for spec in split_agent_specs(text)]
+    if args.seed < 0:
+        args.parser.error(f"argument --seed: expected a non-negative integer, got {args.seed}")
+    try:
+        entries = make_entries(specs)
+        _check_entry_count(entries, args.players)
+    except (TournamentError, ImportError) as error:  # bad specs are usage errors
+        args.parser.error(f"argument --agents: {error}")
+    result = _play(entries, args.players, args.games, args.seed, args.workers, not args.no_progress,
+                   args.observation_mode, None)
+    print(result.format_table())
+    if args.out is not None:
+        games_path, table_path = result.write(args.out)
+        print(f"wrote {games_path} and {table_path}")
+    return 0
+
+
+def _run_replay_command(args) -> int:
+    try:
+        record = find_game(load_games(args.games_file), args.game)
+    except (OSError, ValueError) as error:
+        args.parser.error(str(error))
+    try:
+        for line in replay_text(record, seat=args.seat, full=args.all, every_move=args.every_move):
+            print(line)
+    except ValueError as error:  # a mismatch or an illegal recorded move: the file does not match the engine
+        print(f"packetrow replay: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_commands(subparsers) -> None:
+    """Register the ``tournament`` and ``replay`` subcommands on the ``packetrow`` parser's subparsers."""
+    tournament = subparsers.add_parser(
+        "tournament", help="play agents against each other and print win rates, VP, ranks and ratings",
+        description="Play seat-balanced games between agents and print, per agent: games, wins (a shared win "
+                    "counts 1/k), win rate, mean VP and mean rank with 95%% intervals, and an openskill rating. "
+                    "Agents are listed in order; a spec given several times is several entries (random#1, "
+                    "random#2, ...). Over every K games (K = number of agents) each agent plays each seat once.")
+    tournament.add_argument("--agents", nargs="+", required=True, metavar="SPECS",
+                            help="comma-separated agent specs, at least one per player, e.g. "
+                                 "heuristic,random,ismcts:iters=200 (options of a spec follow its colon)")
+    tournament.add_argument("--players", type=int, default=4, choices=range(2, 6),
+                            help="players per game (default 4)")
+    tournament.add_argument("--games", type=_positive_int, default=100, help="number of games (default 100)")
+    tournament.add_argument("--seed", type=int, default=0, help="tournament seed, a non-negative integer (default 0)")
+    tournament.add_argument("--workers", type=_positive_int, default=1,
+                            help="processes playing games; results do not depend on it (default 1)")
+    tournament.add_argument("--out", metavar="DIR", help="write DIR/games.jsonl and DIR/table.csv")
+    tournament.add_argument("--observation-mode", default="tracked", choices=MODES,
+                            help="observation given to agents that use one (default tracked)")
+    tournament.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    tournament.set_defaults(run=_run_tournament_command, parser=tournament)
+
+    replay = subparsers.add_parser(
+        "replay", help="replay a recorded tournament game move by move",
+        description="Replay one game of a tournament's games.jsonl from its seed and actions through the engine, "
+                    "print it move by move, and check the final scores equal the recorded ones (exit 1 if not).")
+    replay.add_argument("games_file", metavar="GAMES_JSONL", help="the games.jsonl written by tournament --out")
+    replay.add_argument("--game", type=int, required=True, help="index of the game to replay")
+    view = replay.add_mutually_exclusive_group()
+    view.add_argument("--seat", type=int, default=0, help="show the table as this seat sees it (default 0)")
+    view.add_argument("--all", action="store_true",
+                      help="FULL INFORMATION: show every player's hand (seat 0's table, all hands revealed)")
+    replay.add_argument("--every-move", action="store_true",
+                        help="print the table after every move (default: at the start of each round and the end)")
+    replay.set_defaults(run=_run_replay_command, parser=replay)
