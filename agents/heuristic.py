@@ -1,0 +1,283 @@
+"""A rule-based baseline that plays the way a decent human would."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from packetrow_env import actions
+from packetrow_env.cards import (ASSISTANT, BANKER, BUILDING, CAPTAIN, CONTRACT, GOLD, GOODS_KIND, MONEY, SHIP,
+                                 TRADER)
+from packetrow_env.state import CHOOSE_BOARD, END_THRESHOLD, MUST_TAKE
+
+from .view import known_hand
+
+VP = 10.0  # dollars per victory point: 1 VP per full $10 of cash at the end (R-SCORE-2)
+UNIT_PRICE = 3.0  # what a missing unit of goods costs on the market, roughly
+ASSISTANT_SPEND = 2.0  # what using up an assistant costs
+MISSING_UNIT = 0.6  # how much each missing unit of goods discounts a contract
+BANKER_LEAD = 0.8  # how likely a cash lead now holds to the end
+BANKER_TRAILING = 0.2  # the same for a player behind in cash
+LEAD_MARGIN = 10.0  # dollars of cash lead to keep at the start of the game (shrinks with the time left)
+FLEXIBILITY = {SHIP: 1.0, CAPTAIN: 0.5, TRADER: 0.5, GOLD: 0.5}  # worth a little even when nothing needs them now
+
+
+class _Needs:
+    """What one player's (known) hand and ships want: demand per good, units held, ships per destination."""
+
+    __slots__ = ("demand", "reward", "units", "gold", "traders", "captains", "ships", "ship_dests",
+                 "dest_reward", "money", "contracts", "bankers")
+
+    def __init__(self, cards, hand, ships):
+        kind, quantity, good, destination = cards.kind_of, cards.quantity, cards.good, cards.destination
+        self.demand = [0] * 4
+        self.reward = [0] * 4
+        self.units = [0] * 4
+        self.gold = self.traders = self.captains = self.money = self.bankers = 0
+        self.dest_reward = [0] * 6
+        self.contracts = []  # (good, destination, reward)
+        for c in hand:
+            k = kind[c]
+            if k == CONTRACT:
+                self.demand[good[c]] += int(quantity[c])
+                self.reward[good[c]] += int(cards.reward[c])
+                self.dest_reward[destination[c]] += int(cards.reward[c])
+                self.contracts.append((int(good[c]), int(destination[c]), int(cards.reward[c])))
+            elif k == GOODS_KIND:
+                self.units[good[c]] += int(quantity[c])
+            elif k == GOLD:
+                self.gold += int(quantity[c])
+            elif k == TRADER:
+                self.traders += 1
+            elif k == CAPTAIN:
+                self.captains += 1
+            elif k == MONEY:
+                self.money += cards.money_of[c]
+            elif k == BANKER:
+                self.bankers += 1
+        self.ships = len(ships)
+        self.ship_dests = {int(destination[c]) for c in ships}
+
+    def missing(self, g: int) -> int:
+        """Units of good g the contracts still need, after goods and gold in hand."""
+        short = [max(0, d - u) for d, u in zip(self.demand, self.units)]
+        spare_gold = max(0, self.gold - (sum(short) - short[g]))
+        return max(0, short[g] - spare_gold)
+
+    def per_unit(self, g: int) -> float:
+        """Contract money per unit of good g."""
+        return self.reward[g] / self.demand[g] if self.demand[g] else 0.0
+
+    def potential(self, time_left: float) -> float:
+        """Expected contract money of this hand: each contract's reward, discounted per missing unit, for a
+        missing ship, and (unless it could ship now) by the time left."""
+        short = [max(0, d - u) for d, u in zip(self.demand, self.units)]
+        spare = sum(max(0, u - d) for d, u in zip(self.demand, self.units))
+        fill = self.gold + min(spare, 2 * self.traders)  # gold and traded goods go where least is missing
+        for g in sorted(range(4), key=lambda g: short[g]):
+            used = min(short[g], fill)
+            short[g] -= used
+            fill -= used
+        total = 0.0
+        for g, d, reward in self.contracts:
+            ship = 1.0 if self.ship_ready(d) else 0.5
+            ready = short[g] == 0 and ship == 1.0
+            total += reward * MISSING_UNIT ** short[g] * ship * (1.0 if ready else time_left)
+        return total
+
+    def ship_ready(self, destination: int) -> bool:
+        """Whether a contract to ``destination`` has a ship (its own, or another with a captain)."""
+        return destination in self.ship_dests or (self.ships > 0 and self.captains > 0)
+
+
+class HeuristicAgent:
+    """A documented rule-based player: every card gets a value in dollars for its own hand (1 VP = $10).
+
+    Rules, in order:
+    1. Ship whenever possible: stage the highest-paying contract that can be added, then ship.
+    2. Take the card worth most, if it is worth at least ``threshold`` dollars (default 0); otherwise pass.
+       - Contracts, goods, gold, ships, captains and traders: what they add to the hand's expected
+         contract money, minus their price. That expectation counts each contract's reward, discounted
+         by 0.6 per missing unit of goods (after gold and traders), halved without a ship for its
+         destination, and (unless it could ship now) scaled by the time left in the game.
+       - Buildings: VP x $10 minus the price (best VP per dollar; near the end, the exact change in
+         building VP plus cash VP, which counts per full $10), less when buying one would
+         leave too little cash for the goods that nearly-complete contracts still need.
+       - Money cards: their value. Bankers: worth a lot when leading in cash, little otherwise; with
+         bankers in hand, a building that would cost the cash lead counts the banker VP it loses.
+       - Assistants: a little; a future-supply card costs an assistant.
+    3. As harbour master, choose the board where, after the players asked before him take the
+       cards they value most, the best card left is worth most to him, minus half of what the
+       best-served opponent gains there. When everyone else has taken, choose only a board where
+       his best card beats the current one.
+    Opponents are valued from what he knows of them (their known hands and ships), never hidden cards.
+    """
+
+    needs_observation = False
+    rival_weight = 1.5  # how much the opponents' gains count against a board
+    rival_sum = False
+
+    def __init__(self, seed: int = 0, threshold: float = 0.0):
+        self.name = "heuristic"
+        self.threshold = threshold
+        self.reset(seed)
+
+    def reset(self, seed: int) -> None:
+        """Reseed (the generator only breaks exact ties)."""
+        self._rng = np.random.default_rng(seed)
+
+    # --------------------------------------------------------------- act
+    def act(self, observation, action_mask, game=None) -> int:
+        """The action the rules above pick for the player to act."""
+        if game is None:
+            raise ValueError("HeuristicAgent needs the game: act(observation, action_mask, game)")
+        mask = np.asarray(action_mask, dtype=bool)
+        legal = np.flatnonzero(mask)
+        if len(legal) == 0:
+            raise ValueError("no legal action: the mask is all zeros")
+        cards = game.cards
+        contracts = legal[(legal >= actions.ADD_CONTRACT) & (legal < actions.SHIP)]
+        if len(contracts):  # rule 1
+            rewards = cards.reward[cards.contract_ids[contracts - actions.ADD_CONTRACT]]
+            return int(contracts[int(np.argmax(rewards))])
+        if mask[actions.SHIP]:
+            return actions.SHIP
+        s = game.state
+        me = s.current_player
+        context = _Context(game, me)
+        if s.phase == CHOOSE_BOARD:  # rule 3
+            return self._best([(b, self._board_score(game, context, b)) for b in legal])
+        options = [(a, self._take_value(game, context, me, a)) for a in legal if actions.TAKE <= a < actions.PASS]
+        # R-ROUND-5: the harbour master may choose another board and take there
+        options += [(b, self._own_best(game, context, me, b) - 0.5) for b in legal if b < actions.TAKE]
+        if s.phase == MUST_TAKE or not mask[actions.PASS]:
+            return self._best(options)
+        if options:
+            action, value = max(options, key=lambda o: o[1])
+            if value >= self.threshold:
+                return self._best(options)
+        return actions.PASS
+
+    def _best(self, options) -> int:
+        values = np.array([v for _, v in options])
+        best = np.flatnonzero(values >= values.max() - 1e-9)
+        return int(options[int(best[self._rng.integers(len(best))])][0])
+
+    # ------------------------------------------------------------ values
+    def _take_value(self, game, context, seat, action) -> float:
+        s = game.state
+        board = s.current_board
+        if action >= actions.TAKE_FUTURE:
+            card = int(s.future[board, action - actions.TAKE_FUTURE])
+            return card_value(game, context, seat, card) - ASSISTANT_SPEND
+        return card_value(game, context, seat, int(s.current[board, action - actions.TAKE]))
+
+    def _own_best(self, game, context, seat, board, taken=()) -> float:
+        """The most a seat can get from a board's current supply (and future, with an assistant)."""
+        s = game.state
+        values = [card_value(game, context, seat, int(c)) for c in s.current[board] if c >= 0 and int(c) not in taken]
+        if context.has_assistant(seat):
+            values += [card_value(game, context, seat, int(c)) - ASSISTANT_SPEND for c in s.future[board] if c >= 0]
+        return max(values, default=-1e9)
+
+    def _board_score(self, game, context, board) -> float:
+        s = game.state
+        n = s.num_players
+        me = s.current_player
+        taken = set()
+        others = []
+        for k in range(1, n):  # asked before the harbour master, in order (R-ROUND-2)
+            p = (me + k) % n
+            if not s.has_piece[p]:
+                continue
+            cards = [int(c) for c in s.current[board] if c >= 0 and int(c) not in taken]
+            if not cards:
+                break
+            values = [card_value(game, context, p, c) for c in cards]
+            i = int(np.argmax(values))
+            if values[i] >= self.threshold:
+                taken.add(cards[i])
+                others.append(values[i])
+        rivals = sum(others) if self.rival_sum else max(others, default=0.0)
+        return self._own_best(game, context, me, board, taken) - self.rival_weight * rivals
+
+
+class _Context:
+    """Per-decision facts shared by all card values: each seat's known needs, budgets, and the game's progress."""
+
+    def __init__(self, game, observer):
+        s = game.state
+        n = s.num_players
+        self.observer = observer
+        self._game = game
+        self._needs = [None] * n
+        cash = [int(c) for c in s.cash[:n]]
+        self.cash = cash
+        left = np.sort((s.deck_end - s.deck_top) / np.maximum(1, s.deck_end))
+        # the game ends when END_THRESHOLD boards are exhausted: the threshold-th emptiest deck is the clock
+        self.time_left = float(min(1.0, max(0.15, 1.5 * left[END_THRESHOLD[n] - 1])))
+
+    def needs(self, seat) -> _Needs:
+        """What a seat's known hand wants."""
+        needs = self._needs[seat]
+        if needs is None:
+            game = self._game
+            needs = self._needs[seat] = _Needs(game.cards, known_hand(game, self.observer, seat), game.ships(seat))
+        return needs
+
+    def budget(self, seat) -> int:
+        """Cash plus known money cards."""
+        return self.cash[seat] + self.needs(seat).money
+
+    def leading(self, seat) -> bool:
+        """Whether the seat has (or shares) the most cash."""
+        return self.budget(seat) >= max(self.budget(p) for p in range(len(self.cash)))
+
+    def runner_up(self, seat) -> int:
+        """The highest budget among the other seats."""
+        return max(self.budget(p) for p in range(len(self.cash)) if p != seat)
+
+    def has_assistant(self, seat) -> bool:
+        """Whether a seat holds an assistant (known: assistants are taken face up)."""
+        game = self._game
+        return any(game.cards.kind_of[c] == ASSISTANT for c in known_hand(game, self.observer, seat))
+
+
+def _banker_points(num_players: int) -> int:
+    """VP per banker for the most cash (R-SCORE-3)."""
+    return 2 if num_players <= 3 else 3
+
+
+def card_value(game, context: _Context, seat: int, card: int) -> float:
+    """What taking ``card`` is worth to ``seat``, in dollars (see HeuristicAgent's rules)."""
+    cards = game.cards
+    kind = cards.kind_of[card]
+    cost = cards.cost_of[card]
+    if cost > context.budget(seat):
+        return -1e9
+    needs = context.needs(seat)
+    time_left = context.time_left
+    if kind == MONEY:
+        return float(cards.money_of[card])
+    if kind == BUILDING:
+        budget = context.budget(seat)
+        # cash scores per full $10 (R-SCORE-2): near the end, count exactly what the purchase changes
+        exact = VP * (int(cards.vp[card]) + (budget - cost) // 10 - budget // 10)
+        value = time_left * (VP * int(cards.vp[card]) - cost) + (1 - time_left) * exact
+        reserve = UNIT_PRICE * sum(needs.missing(g) for g in range(4) if needs.demand[g])
+        left = context.budget(seat) - cost
+        if left < reserve:  # keep cash for goods that nearly complete contracts
+            value -= 0.5 * (reserve - left) * time_left
+        # R-SCORE-3: with bankers, keep (or keep a chance at) the cash lead, with a margin for what others still earn
+        if needs.bankers and left < context.runner_up(seat) + LEAD_MARGIN * time_left:
+            value -= VP * _banker_points(len(context.cash)) * needs.bankers * BANKER_LEAD
+        return value
+    if kind in (CONTRACT, GOODS_KIND, GOLD, SHIP, CAPTAIN, TRADER):  # what the card adds to the hand's contracts
+        hand = known_hand(game, context.observer, seat)
+        ships = game.ships(seat)
+        after = _Needs(cards, hand, ships + [card]) if kind == SHIP else _Needs(cards, hand + [card], ships)
+        return after.potential(time_left) - needs.potential(time_left) - cost + FLEXIBILITY.get(kind, 0.0)
+    if kind == BANKER:
+        return VP * _banker_points(len(context.cash)) * (BANKER_LEAD if context.leading(seat) else BANKER_TRAILING)
+    if kind == ASSISTANT:
+        return 2.0
+    return 0.0
