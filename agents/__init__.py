@@ -1,6 +1,8 @@
 """Agents that play Packet Row: the Agent protocol and baselines of rising strength."""
 
 from .base import Agent
+from .heuristic import HeuristicAgent
 from .random_agent import RandomAgent
+from .registry import make_agent
 
-__all__ = ["Agent", "RandomAgent"]
+__all__ = ["Agent", "HeuristicAgent", "RandomAgent", "make_agent"]

@@ -1,0 +1,115 @@
+"""Baseline agents: legal, deterministic, and blind to what their seat cannot know; the registry."""
+
+import numpy as np
+import pytest
+
+from agents import HeuristicAgent, RandomAgent, make_agent
+from agents.registry import parse_spec
+from packetrow_env.engine import Game
+from tests.test_leaks import hidden_starts, random_position, redeal_removed, shuffle_decks, swap_start_with_removed
+
+BASELINES = [RandomAgent, HeuristicAgent]
+
+
+def play(agents, num_players, seed):
+    """A full game; every chosen action is checked against the mask."""
+    game = Game.new(num_players, seed=seed)
+    actions = []
+    while not game.is_over:
+        mask = game.legal_action_mask()
+        action = agents[game.current_player].act(None, mask, game)
+        assert isinstance(action, int) and mask[action], action
+        game.step(action)
+        actions.append(action)
+    return actions, game.scores()
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4, 5])
+@pytest.mark.parametrize("agent_class", BASELINES)
+def test_agents_only_return_legal_actions(agent_class, num_players):
+    for seed in range(3):
+        play([agent_class(seed=seed * 10 + p) for p in range(num_players)], num_players, seed)
+
+
+@pytest.mark.parametrize("agent_class", BASELINES)
+def test_agents_are_deterministic_for_a_seed(agent_class):
+    first = play([agent_class(seed=p) for p in range(3)], 3, 5)
+    again = play([agent_class(seed=p) for p in range(3)], 3, 5)
+    assert first == again
+    reseeded = [agent_class(seed=99) for _ in range(3)]
+    for p, agent in enumerate(reseeded):
+        agent.reset(p)
+    assert play(reseeded, 3, 5) == first
+
+
+@pytest.mark.parametrize("agent_class", BASELINES)
+def test_no_agent_cheats_on_hidden_twins(agent_class):
+    """On a twin that differs only in what the acting seat cannot know, the same seed picks the same action."""
+    rng = np.random.default_rng(0)
+    checked = 0
+    for n in (2, 3, 4, 5):
+        for seed in range(6):
+            data = random_position(n, seed, steps=int(rng.integers(5, 120)))
+            if data["phase"] == "over":
+                continue
+            seat = data["current_player"]
+            twins = [shuffle_decks(data, rng)]
+            twins += [swap_start_with_removed(data, q, rng) for q in hidden_starts(data, seat)]
+            if n == 2:
+                twins.append(redeal_removed(data, rng))
+            game = Game.from_dict(data)
+            expected = agent_class(seed=seed).act(None, game.legal_action_mask(), game)
+            for twin in twins:
+                other = Game.from_dict(twin)
+                assert agent_class(seed=seed).act(None, other.legal_action_mask(), other) == expected
+                checked += 1
+    assert checked > 40
+
+
+def test_heuristic_ships_whenever_it_can():
+    """Rule 1: a fulfillable contract is staged (the best paying first) and then shipped."""
+    for seed in range(40):
+        game = Game.new(2, seed=seed)
+        agents = [HeuristicAgent(seed=0), RandomAgent(seed=1)]
+        while not game.is_over:
+            mask = game.legal_action_mask()
+            action = agents[game.current_player].act(None, mask, game)
+            if game.current_player == 0 and mask[11:47].any():
+                assert 11 <= action < 47
+                return
+            if game.current_player == 0 and mask[47]:
+                assert action == 47
+            game.step(action)
+    pytest.fail("the heuristic never had a contract to ship in 40 games")
+
+
+def test_heuristic_beats_random_clearly():
+    """A smoke check of strength (the measured figure is in the README): it wins most 4-player games."""
+    wins = 0
+    for seed in range(20):
+        seat = seed % 4
+        agents = [HeuristicAgent(seed=seed) if p == seat else RandomAgent(seed=seed * 4 + p) for p in range(4)]
+        _, scores = play(agents, 4, 1000 + seed)
+        wins += scores[seat]["winner"]
+    assert wins >= 10
+
+
+def test_agents_need_a_legal_action_and_the_heuristic_needs_the_game():
+    game = Game.new(2, seed=0)
+    with pytest.raises(ValueError, match="no legal action"):
+        RandomAgent().act(None, np.zeros(48, dtype=bool), game)
+    with pytest.raises(ValueError, match="needs the game"):
+        HeuristicAgent().act(None, game.legal_action_mask())
+
+
+def test_registry_builds_agents_from_specs():
+    assert parse_spec("ismcts:iters=200,rollout=random") == ("ismcts", {"iterations": 200, "rollout": "random"})
+    agent = make_agent("heuristic:threshold=1.5", seed=3)
+    assert isinstance(agent, HeuristicAgent) and agent.threshold == 1.5 and agent.name == "heuristic:threshold=1.5"
+    assert isinstance(make_agent("random"), RandomAgent)
+    with pytest.raises(ValueError, match="known agents"):
+        make_agent("grandmaster")
+    with pytest.raises(ValueError, match="key=value"):
+        make_agent("heuristic:fast")
+    with pytest.raises(ValueError, match="bad options"):
+        make_agent("random:depth=3")
