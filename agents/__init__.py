@@ -2,7 +2,8 @@
 
 from .base import Agent
 from .heuristic import HeuristicAgent
+from .ismcts import ISMCTSAgent
 from .random_agent import RandomAgent
 from .registry import make_agent
 
-__all__ = ["Agent", "HeuristicAgent", "RandomAgent", "make_agent"]
+__all__ = ["Agent", "HeuristicAgent", "ISMCTSAgent", "RandomAgent", "make_agent"]
