@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 
+from agents.terminal import add_parser as add_play_parser
 from .tournament import add_commands as add_tournament_commands
 
 
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     layout.add_argument("--mode", default="tracked", choices=("tracked", "table", "full"),
                         help="observation mode (the layout is the same in every mode; default tracked)")
     layout.set_defaults(run=_layout)
+    add_play_parser(sub)
     add_tournament_commands(sub)
     return parser
 

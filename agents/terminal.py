@@ -1,0 +1,651 @@
+"""Play Packet Row in the terminal against bots (``packetrow play``): a prompting HumanAgent and the game loop.
+
+Everything the person sees is what his seat may know (R-INFO-3, the 'tracked' view): the boards, his own
+hand, each opponent's cash, ships and the cards known from his takes, never a hidden starting contract
+or a deck. Input and output are injectable (``input_fn`` like ``input``, ``out`` a text stream) so tests
+drive the loop without a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import json
+import os
+import sys
+from collections import Counter
+
+import numpy as np
+
+from packetrow_env import actions
+from packetrow_env.cards import BANKER, BOARDS, CONTRACT, MONEY, START
+from packetrow_env.engine import Game, _banker_points
+from packetrow_env.render import (card_text, contract_text, describe_action, future_supply, render, scores_lines,
+                                  seat_label, shipment_text)
+from packetrow_env.state import END_THRESHOLD, MAX_PLAYERS, MIN_PLAYERS
+
+SAVE_FORMAT = "packetrow-play"
+SAVE_VERSION = 1
+DEFAULT_SAVE = "packetrow-game.json"
+DEFAULT_OPPONENT = "heuristic"
+PROMPT = "Your move (number, name, or 'help'): "
+
+
+def _input(prompt: str) -> str:
+    """builtins.input, looked up at each call (so tests may monkeypatch it)."""
+    return builtins.input(prompt)
+
+
+class PlayError(ValueError):
+    """A bad option or saved-game file; the message says what was wrong and what is allowed."""
+
+
+class QuitGame(Exception):
+    """The person stopped the game: 'quit', end of input or Ctrl-C (the reason is the message)."""
+
+
+# ------------------------------------------------------------------------------------------ the human
+class HumanAgent:
+    """An Agent that shows the table to a person and asks for a move until a legal one is given.
+
+    ``act`` raises QuitGame on 'quit', end of input (EOF) or Ctrl-C. ``on_save(path or None)`` handles the
+    'save [FILE]' command and returns the path written.
+    """
+
+    needs_observation = False
+
+    def __init__(self, seat: int, input_fn=None, out=None, names=None, on_save=None):
+        self.name = "human"
+        self.seat = seat
+        self.input_fn = input_fn if input_fn is not None else _input
+        self.out = out if out is not None else sys.stdout
+        self.names = names
+        self.on_save = on_save
+        self.news: list[str] = []  # what the others did since this seat's last move, shown above the actions
+
+    def reset(self, seed: int) -> None:
+        """Nothing to reseed: a person chooses."""
+
+    def say(self, text: str = "") -> None:
+        """Write a line (or lines) to the output."""
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def view(self, game) -> str:
+        """The table as this seat sees it, then what happened since his last move, then the legal actions."""
+        text = render(game, seat=self.seat, known_hands=known_hands(game, self.seat), names=self.names)
+        if not self.news:
+            return text
+        table, marker, legal = text.partition("\nlegal actions:\n")
+        news = "\n".join(["Since your last move:"] + ["  " + line for line in self.news])
+        return f"{table}\n{news}{marker}{legal}"
+
+    def act(self, observation, action_mask, game=None) -> int:
+        """Show the table, then read lines until one names a legal action; commands are handled on the way."""
+        if game is None:
+            raise ValueError("HumanAgent needs the game to show the table")
+        self.say()
+        self.say(f"=== Your turn (round {game.state.round}) " + "=" * 40)
+        self.say(self.view(game))
+        while True:
+            try:
+                line = self.input_fn(PROMPT)
+            except EOFError:
+                self.say()
+                raise QuitGame("end of input") from None
+            except KeyboardInterrupt:
+                self.say()
+                raise QuitGame("interrupted") from None
+            action = self._handle(line, action_mask, game)
+            if action is not None:
+                self.news = []
+                return action
+
+    def _handle(self, line: str, mask, game) -> int | None:
+        """The action a line names, or None after answering a command or explaining what was wrong."""
+        text = " ".join(str(line).split())
+        legal = np.flatnonzero(mask).tolist()
+        listed = ", ".join(str(a) for a in legal)
+        if not text:
+            self.say(f"Please type one of the listed numbers ({listed}), an action name, or 'help'.")
+            return None
+        word, _, rest = text.partition(" ")
+        command = word.lower()
+        if command in ("help", "h", "?"):
+            self.say(help_text(game))
+            self.say("Legal actions now:")
+            self.say(legal_lines(game))
+            return None
+        if command in ("view", "look", "board", "v"):
+            self.say(self.view(game))
+            return None
+        if command == "scores":
+            self.say(standing_text(game, self.seat, self.names))
+            return None
+        if command == "save":
+            if self.on_save is None:
+                self.say("Saving is not available here.")
+                return None
+            try:
+                path = self.on_save(rest.strip() or None)
+            except OSError as error:
+                self.say(f"Could not save: {error}")
+            else:
+                self.say(f"Saved to {path} (resume with: packetrow play --load {path}).")
+            return None
+        if command in ("quit", "exit", "q"):
+            raise QuitGame("quit")
+        key = text.lower().replace(" ", ":", 1) if ":" not in text else text.lower().replace(" ", "")
+        try:
+            action = actions.parse(key)
+        except ValueError:
+            if text.isdigit():
+                self.say(f"There is no action {text}. Type one of the listed numbers: {listed}.")
+            else:
+                self.say(f"{text!r} is neither an action nor a command. Type a listed number ({listed}), an "
+                         f"action name such as {actions.name(legal[0])!r}, or 'help'.")
+            return None
+        if not mask[action]:
+            self.say(f"Action {action} ({actions.name(action)}) is not legal now. Legal: "
+                     + ", ".join(f"{a} ({actions.name(a)})" for a in legal) + ".")
+            return None
+        return action
+
+
+def known_hands(game, seat: int) -> list[list[int]]:
+    """Each seat's hand as ``seat`` knows it (R-INFO-3): his own whole, an opponent's without his held starting contract."""
+    starts = game.state.starting_contract
+    return [game.hand(p) if p == seat else [c for c in game.hand(p) if c != int(starts[p])]
+            for p in range(game.num_players)]
+
+
+def standing_text(game, seat: int, names=None) -> str:
+    """The scores if the game ended now with every money card cashed (contracts not shipped): public information."""
+    cards = game.cards
+    n = game.num_players
+    rows = game.scores()
+    cash, bankers = [], []
+    hands = known_hands(game, seat)  # money cards and bankers are always taken face up: known to every seat
+    for p in range(n):
+        hand = hands[p]
+        cash.append(rows[p]["cash"] + sum(int(cards.money[c]) for c in hand))
+        bankers.append(sum(int(cards.kind[c] == BANKER) for c in hand))
+    per_banker = _banker_points(cash)
+    vp = [rows[p]["building_vp"] + cash[p] // 10 + per_banker[p] * bankers[p] for p in range(n)]
+    labels = [seat_label(p, seat, names) for p in range(n)]
+    width = max(len(label) for label in labels)
+    lines = ["If the game ended now, with money cards cashed but no further shipments:",
+             f"  {'player':{width}s}  {'VP':>3s}  {'buildings':>9s}  {'money':>5s}  {'bankers':>7s}  {'cash':>5s}"]
+    for p in range(n):
+        lines.append(f"  {labels[p]:{width}s}  {vp[p]:3d}  {rows[p]['building_vp']:9d}  {cash[p] // 10:5d}  "
+                     f"{per_banker[p] * bankers[p]:7d}  {'$' + str(cash[p]):>5s}")
+    return "\n".join(lines)
+
+
+def legal_lines(game) -> str:
+    """The legal actions, one a line: number, name, what it does."""
+    return "\n".join(f"  {a:2d}  {actions.name(a):16s} {describe_action(game, a)}" for a in game.legal_actions())
+
+
+def help_text(game) -> str:
+    """The rules in brief and the commands."""
+    n = game.num_players
+    threshold = END_THRESHOLD[n]
+    bankers = ("2 VP per banker if you have the most cash (ties included)" if n <= 3 else
+               "3 VP per banker for the most cash; 1 VP per banker for the second most if one player leads alone")
+    return "\n".join([
+        "How a round goes (full rules: RULES.md):",
+        "  The harbour master (HM) chooses a board. Starting left of the HM, each player who has not taken a",
+        "  card this round takes one card from the board's 'now' supply or passes; the HM decides last. When",
+        "  the HM takes, the round ends; when he passes he chooses another board. One card per player a round.",
+        "  Then the chosen boards are refilled: the 'future' cards move to 'now' and new ones are drawn.",
+        "Cards: prices are shown as ($N); money cards in your hand are cashed automatically when cash is short.",
+        "  Ships lie face up in front of you. A contract needs its goods (gold nuggets count as any good,",
+        "  traders change a good, captains change a ship's destination) and a ship to its destination.",
+        "  To ship: add contracts ('contract:K'), then 'ship' (once a contract is added, the shipment must be",
+        "  shipped; only contracts that can go together are offered). Shipping does not use up your decision.",
+        "  An assistant lets you take from the 'future' supply ('assistant:0' / 'assistant:1').",
+        "End: a board is exhausted when its deck can no longer fill its 'now' supply; the game ends after the",
+        f"  round that leaves {threshold} board{'s' if threshold > 1 else ''} exhausted. Contracts you can still fulfil "
+        "are then shipped for you",
+        "  and money cards cashed. VP: buildings, 1 VP per $10 of cash,",
+        f"  {bankers}. Most VP wins; ties go to the most cash.",
+        "Commands:",
+        "  a listed number, or an action name: choose:market, take:0, assistant:1, pass, contract:12, ship",
+        "  view      show the table again          scores   the scores if the game ended now",
+        "  save [F]  save the game (to F)          quit     stop (the game is saved first if you gave --save)",
+        "  help      this text",
+    ])
+
+
+# ------------------------------------------------------------------------------------------ narration
+def _counted(texts) -> str:
+    counts = Counter(texts)
+    return ", ".join(f"{k} x{v}" if v > 1 else k for k, v in sorted(counts.items()))
+
+
+def narrate(before, action: int, after, seat: int, names=None) -> list[str]:
+    """What happened when the player to act in ``before`` played ``action`` (giving ``after``), as ``seat`` saw it."""
+    s = before.state
+    p = s.current_player
+    you = p == seat
+    who = "You" if you else seat_label(p, seat, names)
+
+    def verb(second, third):
+        return second if you else third
+
+    lines = []
+    cards = before.cards
+    if action < actions.TAKE:
+        board = BOARDS[action]
+        extra = " to take a card there" if before.phase == "take" else ""
+        lines.append(f"{who} {verb('choose', 'chooses')} the {board}{extra}.")
+    elif action == actions.PASS:
+        lines.append(f"{who} {verb('pass', 'passes')}.")
+    elif action == actions.SHIP:
+        start = [c for c in s.pending if cards.board[c] == START]
+        gone = set(before.hand(p) + before.ships(p)) - set(after.hand(p) + after.ships(p)) - set(s.pending)
+        used = _counted(cards.describe(c) for c in gone) if not after.is_over else ""
+        note = f" ({verb('your', 'his')} starting contract)" if start else ""
+        lines.append(f"{who} {verb('ship', 'ships')}{shipment_text(before, s.pending)[4:]}{note}"
+                     + (f", using {used}." if used else "."))
+    elif action >= actions.ADD_CONTRACT:
+        if you:
+            card = int(cards.contract_ids[action - actions.ADD_CONTRACT])
+            lines.append(f"You add the contract {contract_text(before, card)} to the shipment.")
+    else:
+        board = s.current_board
+        future = action >= actions.TAKE_FUTURE
+        supply = s.future if future else s.current
+        card = int(supply[board, action - (actions.TAKE_FUTURE if future else actions.TAKE)])
+        where = f"{future_supply(board)}, spending an assistant" if future else f"the {BOARDS[board]}"
+        line = f"{who} {verb('take', 'takes')} the {card_text(before, card)} from {where}"
+        if not after.is_over:
+            cashed = [c for c in before.hand(p) if cards.kind[c] == MONEY and c not in after.hand(p)]
+            if cashed:
+                line += f" (cashing {_counted(cards.describe(c) for c in cashed)})"
+        lines.append(line + ".")
+    if after.state.round != s.round or after.is_over:
+        lines.extend(_round_end(before, after, seat, names))
+    return lines
+
+
+def _round_end(before, after, seat: int, names) -> list[str]:
+    s, t = before.state, after.state
+    refilled = ", ".join(f"the {BOARDS[b]}" for b in sorted(s.chosen_order))
+    lines = [f"--- Round {s.round} ends" + (f"; refilled: {refilled}" if refilled else "") + "."]
+    for b in range(4):
+        if t.exhausted[b] and not s.exhausted[b]:
+            lines.append(f"The {BOARDS[b]} is now exhausted (its deck could not refill it).")
+    if after.is_over:
+        return lines + _game_end(before, after, seat, names)
+    hm = t.harbour_master
+    lines.append(f"--- Round {t.round} begins. Harbour master: "
+                 + ("you." if hm == seat else f"{seat_label(hm, seat, names)}."))
+    return lines
+
+
+def _game_end(before, after, seat: int, names) -> list[str]:
+    n = after.num_players
+    count = int(after.state.exhausted.sum())
+    lines = ["", f"The game is over: {count} board{'s are' if count > 1 else ' is'} exhausted "
+             f"({END_THRESHOLD[n]} needed). Final shipments and cashing:"]
+    cards = after.cards
+    for p in range(n):
+        who = "You" if p == seat else seat_label(p, seat, names)
+        gone = [c for c in before.hand(p) if c not in set(after.hand(p))]
+        shipped = [c for c in gone if cards.kind[c] == CONTRACT]
+        cashed = [c for c in gone if cards.kind[c] == MONEY]
+        parts = []
+        if shipped:
+            parts.append(shipment_text(after, shipped))
+        if cashed:
+            parts.append(f"cash money cards worth ${int(cards.money[cashed].sum())}")
+        lines.append(f"  {who}: " + ("; ".join(parts) if parts else "nothing"))
+    lines.append("")
+    lines.append("Final scores:")
+    lines.extend("  " + line for line in scores_lines(after, seat, names))
+    winners = [p for p, row in enumerate(after.scores()) if row["winner"]]
+    labels = ["you" if p == seat else seat_label(p, seat, names) for p in winners]
+    if len(winners) == 1:
+        lines.append("You win!" if winners[0] == seat else f"The winner is {labels[0]}.")
+    else:
+        lines.append("Shared win: " + ", ".join(labels) + ".")
+    return lines
+
+
+# ------------------------------------------------------------------------------------------ saved games
+def save_data(game, seat: int, opponents: list[str], seed) -> dict:
+    """A saved terminal game: the position (``game.to_dict()``), the opponents' specs in seat order, seat and seed."""
+    return {"format": SAVE_FORMAT, "format_version": SAVE_VERSION, "seat": seat, "seed": seed,
+            "opponents": list(opponents), "game": game.to_dict()}
+
+
+def write_save(path: str, data: dict) -> None:
+    """Write a saved game as JSON, atomically (a crash never leaves half a file)."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(tmp, path)
+
+
+def read_save(path: str) -> dict:
+    """Read and check a saved game file; a PlayError says what is wrong with it.
+
+    Returns {"game": Game, "seat": int|None, "opponents": list|None, "seed": int|None}; a bare
+    ``game.to_dict()`` position is accepted too (then seat, opponents and seed are None).
+    """
+    bad = f"{path} is not a saved Packet Row game"
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise PlayError(f"cannot read {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise PlayError(f"{bad} (it is not a text file)") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PlayError(f"{bad} (not valid JSON: {error})") from None
+    if not isinstance(data, dict):
+        raise PlayError(f"{bad} (expected a JSON object written by 'packetrow play --save' or its 'save' command)")
+    if data.get("format") == SAVE_FORMAT:
+        if data.get("format_version") != SAVE_VERSION:
+            raise PlayError(f"{path}: unsupported save format version {data.get('format_version')!r} "
+                            f"(this version reads {SAVE_VERSION})")
+        missing = [k for k in ("game", "seat", "opponents", "seed") if k not in data]
+        if missing:
+            raise PlayError(f"{path}: the saved game lacks {', '.join(missing)}")
+        position, seat, opponents, seed = data["game"], data["seat"], data["opponents"], data["seed"]
+        if not isinstance(opponents, list) or not all(isinstance(o, str) for o in opponents):
+            raise PlayError(f"{path}: 'opponents' must be a list of agent specs, got {opponents!r}")
+        if isinstance(seat, bool) or not isinstance(seat, int):
+            raise PlayError(f"{path}: 'seat' must be a seat number, got {seat!r}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise PlayError(f"{path}: 'seed' must be a non-negative integer or null, got {seed!r}")
+    elif "boards" in data and "players" in data and "version" in data:
+        position, seat, opponents, seed = data, None, None, None  # a bare position (Game.to_dict output)
+    else:
+        raise PlayError(f"{bad} (no 'format': {SAVE_FORMAT!r} key; expected a file written by "
+                        "'packetrow play --save' or its 'save' command, or a Game.to_dict() position)")
+    if not isinstance(position, dict):
+        raise PlayError(f"{path}: 'game' must be a position object (Game.to_dict output)")
+    try:
+        game = Game.from_dict(position)
+    except (ValueError, TypeError, KeyError) as error:
+        raise PlayError(f"{path}: the saved position is not valid: {error}") from None
+    if seat is not None and not 0 <= seat < game.num_players:
+        raise PlayError(f"{path}: seat {seat} does not exist in a {game.num_players}-player game")
+    if opponents is not None and len(opponents) != game.num_players - 1:
+        raise PlayError(f"{path}: {len(opponents)} opponents saved for a {game.num_players}-player game "
+                        f"(expected {game.num_players - 1})")
+    return {"game": game, "seat": seat, "opponents": opponents, "seed": seed}
+
+
+# ------------------------------------------------------------------------------------------ opponents
+def split_specs(text: str) -> list[str]:
+    """'heuristic,ismcts:iters=200,rollout=random' -> ['heuristic', 'ismcts:iters=200,rollout=random'].
+
+    Commas separate agents; a 'key=value' part after an agent with options continues that agent's options.
+    """
+    specs = []
+    for part in (p.strip() for p in str(text).split(",")):
+        if not part:
+            raise PlayError(f"--opponents {text!r} has an empty agent spec (separate agents with single commas)")
+        if specs and "=" in part and ":" not in part.split("=", 1)[0] and ":" in specs[-1]:
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return specs
+
+
+def opponent_specs(specs: list[str], players: int) -> list[str]:
+    """One spec per opponent seat: the given list (players - 1 long) or one spec for every opponent."""
+    from agents.registry import parse_spec
+
+    if len(specs) == 1:
+        specs = specs * (players - 1)
+    if len(specs) != players - 1:
+        raise PlayError(f"--opponents lists {len(specs)} agents for a {players}-player game: give {players - 1} "
+                        f"(one per opponent, comma-separated) or one for all")
+    for spec in specs:
+        try:
+            parse_spec(spec)
+        except ValueError as error:
+            raise PlayError(str(error)) from None
+    return specs
+
+
+def agent_seed(seed: int, seat: int, moves: int) -> int:
+    """The seed of the bot at ``seat`` when it is built after ``moves`` moves of the game ``seed`` dealt."""
+    return int(np.random.SeedSequence([seed, seat, moves]).generate_state(1)[0])
+
+
+def build_bot(spec: str, seed: int):
+    """An opponent from its spec (agents.registry.make_agent), or a PlayError saying why it cannot be built."""
+    from agents.registry import make_agent
+
+    try:
+        return make_agent(spec, seed)
+    except ImportError as error:
+        raise PlayError(f"the agent {spec!r} is not available ({error}); try --opponents random") from None
+    except ValueError as error:
+        raise PlayError(str(error)) from None
+
+
+# ------------------------------------------------------------------------------------------ the game loop
+class TerminalGame:
+    """One game between a person at ``seat`` and bots (``opponents``: one spec per other seat, in seat order)."""
+
+    def __init__(self, game: Game, seat: int, opponents: list[str], seed: int, save_path: str | None = None,
+                 input_fn=None, out=None):
+        from packetrow_env.observation import encoder
+
+        self.game = game
+        self.seat = seat
+        self.opponents = list(opponents)
+        self.seed = seed
+        self.save_path = save_path
+        self.input_fn = input_fn if input_fn is not None else _input
+        self.out = out if out is not None else sys.stdout
+        others = [p for p in range(game.num_players) if p != seat]
+        self.names = [None] * game.num_players
+        self.names[seat] = "you"
+        moves = len(game.state.history)
+        self.bots = {}
+        for p, spec in zip(others, self.opponents):
+            self.names[p] = spec
+            self.bots[p] = build_bot(spec, agent_seed(seed, p, moves))
+        self.human = HumanAgent(seat, self.input_fn, self.out, names=self.names, on_save=self.save)
+        self._encoder = encoder(game.cards)
+        self._saved_at = None
+
+    def say(self, text: str = "") -> None:
+        """Write a line (or lines) to the output."""
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def save(self, path: str | None = None) -> str:
+        """Write the game to ``path`` (default: the --save file, else packetrow-game.json); the path written."""
+        path = path or self.save_path or DEFAULT_SAVE
+        write_save(path, save_data(self.game, self.seat, self.opponents, self.seed))
+        return path
+
+    def _autosave(self) -> None:
+        moves = len(self.game.state.history)
+        if self.save_path and self._saved_at != moves:
+            try:
+                self.save()
+            except OSError as error:
+                self.say(f"(autosave to {self.save_path} failed: {error})")
+            else:
+                self._saved_at = moves
+
+    def intro(self) -> str:
+        """Who plays whom, the seed, and where to find help."""
+        n = self.game.num_players
+        others = ", ".join(seat_label(p, self.seat, self.names) for p in range(n) if p != self.seat)
+        lines = [f"Packet Row, {n} players. You are player {self.seat}; opponents: {others}.",
+                 f"Seed {self.seed} (play this deal again with --seed {self.seed}). Type 'help' for the rules "
+                 "in brief and the commands."]
+        if self.save_path:
+            lines.append(f"The game is saved to {self.save_path} after each of your moves.")
+        if self.game.state.history:
+            lines.append(f"Resuming in round {self.game.state.round}.")
+        return "\n".join(lines)
+
+    def bot_action(self, p: int) -> int:
+        """The move of the bot at seat ``p``, given its own tracked observation."""
+        agent = self.bots[p]
+        game = self.game
+        observation = self._encoder.encode(game, p, "tracked") if getattr(agent, "needs_observation", True) else None
+        live = getattr(self.out, "isatty", lambda: False)()
+        if live:  # a status line while a (possibly slow) bot thinks, erased afterwards
+            self.out.write(f"({seat_label(p, self.seat, self.names)} is thinking...)")
+            self.out.flush()
+        try:
+            return int(agent.act(observation, game.legal_action_mask(), game))
+        finally:
+            if live:
+                self.out.write("\r\033[K")
+                self.out.flush()
+
+    def run(self) -> int:
+        """Play to the end (or until the person quits); the exit status."""
+        game = self.game
+        self.say(self.intro())
+        if game.is_over:
+            self.say("This game is already over.")
+            self.say("\n".join(scores_lines(game, self.seat, self.names)))
+            return 0
+        try:
+            while not game.is_over:
+                p = game.current_player
+                if p == self.seat:
+                    self._autosave()
+                    action = self.human.act(None, game.legal_action_mask(), game)
+                else:
+                    action = self.bot_action(p)
+                before = game.clone()
+                try:
+                    game.step(action)
+                except ValueError as error:  # only a bot can get here: the person's input is checked
+                    raise RuntimeError(f"{seat_label(p, self.seat, self.names)} chose an illegal action: "
+                                       f"{error}") from None
+                lines = narrate(before, action, game, self.seat, self.names)
+                if p == self.seat or game.is_over:  # the others' moves are shown with the person's next view
+                    for line in self.human.news + lines:
+                        self.say(line)
+                    self.human.news = []
+                else:
+                    self.human.news.extend(lines)
+                if p == self.seat:
+                    self._autosave()
+        except (QuitGame, KeyboardInterrupt) as stop:
+            return self._quit(str(stop) or "interrupted")
+        self._autosave()
+        if self.save_path:
+            self.say(f"(the final position is saved in {self.save_path})")
+        return 0
+
+    def _quit(self, reason: str) -> int:
+        if self.save_path:
+            try:
+                path = self.save()
+            except OSError as error:
+                self.say(f"Could not save to {self.save_path}: {error}")
+            else:
+                self.say(f"Game saved to {path}. Resume with: packetrow play --load {path}")
+        elif reason == "quit":
+            try:
+                answer = self.input_fn("Save this game before quitting? Type a file name, or press Enter to quit "
+                                       "without saving: ").strip()
+            except (EOFError, KeyboardInterrupt):
+                answer = ""
+            if answer:
+                try:
+                    path = self.save(answer)
+                except OSError as error:
+                    self.say(f"Could not save to {answer}: {error}")
+                else:
+                    self.say(f"Game saved to {path}. Resume with: packetrow play --load {path}")
+        self.say("Game stopped." if reason == "quit" else f"Game stopped ({reason}).")
+        return 0
+
+
+def play(players: int | None = None, opponents=None, seed: int | None = None, seat: int | None = None,
+         save: str | None = None, load: str | None = None, input_fn=None, out=None) -> int:
+    """Set up (or load) a game and play it in the terminal; the exit status. Bad options raise PlayError.
+
+    ``opponents``: a comma-separated string or a list of agent specs, players - 1 of them or one for all.
+    """
+    specs = None
+    if opponents is not None:
+        specs = split_specs(opponents) if isinstance(opponents, str) else [str(o) for o in opponents]
+    if players is not None and not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise PlayError(f"--players must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {players}")
+    if seed is not None and seed < 0:
+        raise PlayError(f"--seed must be a non-negative integer, got {seed}")
+    if load is not None:
+        saved = read_save(load)
+        game = saved["game"]
+        n = game.num_players
+        if saved["seat"] is not None:  # a saved terminal game: its settings come from the file
+            given = [flag for flag, value in (("--players", players), ("--seat", seat), ("--seed", seed))
+                     if value is not None]
+            if given:
+                raise PlayError(f"--load resumes {load} with its own players, seat and seed: leave out "
+                                f"{', '.join(given)} (only --opponents and --save may change)")
+            seat, seed = saved["seat"], saved["seed"]
+            specs = specs if specs is not None else saved["opponents"]
+        elif players is not None and players != n:
+            raise PlayError(f"{load} holds a {n}-player game, but --players is {players}")
+    else:
+        n = 3 if players is None else players
+        game = None
+    seat = 0 if seat is None else seat
+    if not 0 <= seat < n:
+        raise PlayError(f"--seat must be a seat of the {n}-player game: 0 to {n - 1}, got {seat}")
+    if seed is None:
+        seed = int(np.random.default_rng().integers(2**31))
+    specs = opponent_specs(specs if specs is not None else [DEFAULT_OPPONENT], n)
+    if game is None:
+        game = Game.new(n, seed=seed)
+    session = TerminalGame(game, seat, specs, seed, save_path=save, input_fn=input_fn, out=out)
+    return session.run()
+
+
+# ------------------------------------------------------------------------------------------ command line
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register the ``play`` subcommand on the ``packetrow`` command's subparsers."""
+    parser = subparsers.add_parser(
+        "play", help="play a game in the terminal against bots",
+        description="Play Packet Row in the terminal against bots. At each of your turns the table is shown "
+                    "with your legal actions; type a listed number or an action name, or 'help', 'save [FILE]', "
+                    "'quit'.")
+    parser.add_argument("--players", type=int, default=None, choices=range(MIN_PLAYERS, MAX_PLAYERS + 1),
+                        metavar="N", help="number of players, 2-5 (default 3)")
+    parser.add_argument("--opponents", default=None, metavar="SPECS",
+                        help="comma-separated agent specs, one per opponent or one for all, e.g. heuristic,ismcts "
+                             f"or random (default {DEFAULT_OPPONENT})")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the bots (default: random)")
+    parser.add_argument("--seat", type=int, default=None, help="your seat, 0 = harbour master of round 1 (default 0)")
+    parser.add_argument("--save", metavar="FILE", default=None, help="save the game to FILE after each of your moves")
+    parser.add_argument("--load", metavar="FILE", default=None, help="resume a game saved with --save or 'save'")
+    parser.set_defaults(run=run_command)
+    return parser
+
+
+def run_command(args, input_fn=None, out=None) -> int:
+    """Run ``packetrow play`` from parsed arguments; a bad option or file prints an error and gives status 2."""
+    if input_fn is None and sys.stdin.isatty():
+        try:
+            import readline  # noqa: F401  (line editing and history at the prompt)
+        except ImportError:
+            pass
+    try:
+        return play(players=args.players, opponents=args.opponents, seed=args.seed, seat=args.seat, save=args.save,
+                    load=args.load, input_fn=input_fn, out=out)
+    except PlayError as error:
+        print(f"packetrow play: error: {error}", file=sys.stderr)
+        return 2
