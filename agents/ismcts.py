@@ -24,10 +24,17 @@ result and a finished game are on one scale.
 Static evaluation (estimated final VP of a seat, fractional):
     printed VP of his buildings
   + (cash + money cards in hand + reward of the contracts he could fulfil now (R-SCORE-1 set)) / 10
-  + ``partial_weight`` x reward x progress of his other contracts / 10, progress = share of the units
-    held (goods, gold) x 1 with a ship for the destination (or a captain and any ship), else x 0.5
+  + ``partial_weight`` x clock x reward x progress of his other contracts / 10, progress = share of the
+    units held (goods, gold) x 1 with a ship for the destination (or a captain and any ship), else x 0.5;
+    clock = time left, from the deck that ends the game first (1 early, falling to 0.1)
   + banker VP (R-SCORE-3) on those cash estimates.
 Cash counts linearly (the floor of R-SCORE-2 only matters at the very end).
+
+Rollouts. From the new node the rollout policy ("random": uniform legal; "heuristic": HeuristicAgent)
+plays until ``rollout_rounds`` rounds have ended (0: evaluate at once; None: to the end of the game), so
+the evaluation sees every seat after the same number of takes. Defaults (rollout_rounds=2,
+exploration=1.0, partial_weight=0.25, eval_scale=3) come from 2-player matches; at 0.1 s per move
+random rollouts beat heuristic ones (about 2 random rollouts cost what 1 heuristic one does).
 
 No cheating: the search sees hidden cards only through determinisations. The sampler permutes the cards
 it is given, so its output would depend on the true hidden order; the agent therefore first replaces the
@@ -46,7 +53,7 @@ import numpy as np
 from packetrow_env.cards import ASSISTANT, BANKER, BUILDING, CAPTAIN, CONTRACT, GOLD, GOODS_KIND, MONEY, SHIP, START
 from packetrow_env.engine import Game
 from packetrow_env.shipping import best_fulfilment
-from packetrow_env.state import HAND, SHIPS
+from packetrow_env.state import END_THRESHOLD, HAND, SHIPS
 
 ROLLOUTS = ("random", "heuristic")
 DEFAULT_ITERATIONS = 1000
@@ -59,8 +66,8 @@ class ISMCTSAgent:
     needs_observation = False
 
     def __init__(self, seconds_per_move: float | None = None, iterations: int | None = None, seed: int = 0,
-                 rollout: str = "heuristic", rollout_rounds: int | None = 1, exploration: float = 0.7,
-                 eval_scale: float = 3.0, partial_weight: float = 0.5):
+                 rollout: str = "heuristic", rollout_rounds: int | None = 2, exploration: float = 1.0,
+                 eval_scale: float = 3.0, partial_weight: float = 0.25):
         if seconds_per_move is not None and iterations is not None:
             raise ValueError("give one budget: iterations or seconds_per_move, not both "
                              f"(got iterations={iterations!r}, seconds_per_move={seconds_per_move!r})")
@@ -255,6 +262,7 @@ class _Tables:
         self.good = cards.good.tolist()
         self.quantity = cards.quantity.tolist()
         self.destination = cards.destination.tolist()
+        self.fulfilled = {}  # (hand, ships) -> contracts of the R-SCORE-1 best fulfilment
 
 
 _TABLES: dict = {}
@@ -267,7 +275,7 @@ def _tables(cards) -> _Tables:
     return t[1]
 
 
-def estimate_vp(game: Game, partial_weight: float = 0.5) -> list[float]:
+def estimate_vp(game: Game, partial_weight: float = 0.25) -> list[float]:
     """Estimated final VP per seat from the position as it stands (see the module docstring)."""
     s = game.state
     n = s.num_players
@@ -286,6 +294,10 @@ def estimate_vp(game: Game, partial_weight: float = 0.5) -> list[float]:
             hands[code - HAND].append(c)
     cash = s.cash[:n].tolist()
     points = [0.0] * n
+    # Unfinished contracts are worth less as the game runs out: it ends when END_THRESHOLD boards are
+    # exhausted, so the threshold-th emptiest deck is the clock.
+    left = sorted(((end - top) / end if end else 0.0) for top, end in zip(s.deck_top.tolist(), s.deck_end.tolist()))
+    clock = min(1.0, max(0.1, 1.5 * left[END_THRESHOLD[n] - 1]))
     bankers = [0] * n
     for p in range(n):
         building = 0
@@ -312,7 +324,12 @@ def estimate_vp(game: Game, partial_weight: float = 0.5) -> list[float]:
         if contracts:
             fulfilled = ()
             if ships[p]:
-                fulfilled = best_fulfilment(game.cards, hands[p] + ships[p], contracts)[0]
+                key = (tuple(hands[p]), tuple(ships[p]))
+                fulfilled = t.fulfilled.get(key)
+                if fulfilled is None:
+                    if len(t.fulfilled) > 100_000:  # hands repeat across iterations; bound the memory
+                        t.fulfilled.clear()
+                    fulfilled = t.fulfilled[key] = best_fulfilment(game.cards, hands[p] + ships[p], contracts)[0]
                 for c in fulfilled:
                     cash[p] += reward[c]
             if partial_weight:
@@ -325,7 +342,7 @@ def estimate_vp(game: Game, partial_weight: float = 0.5) -> list[float]:
                     if not (destination[c] in bound or (captains and bound)):
                         progress *= 0.5
                     partial += reward[c] * progress
-        points[p] = building + partial_weight * partial / 10.0
+        points[p] = building + partial_weight * clock * partial / 10.0
     top = max(cash)
     if n <= 3:
         per = [2 if x == top else 0 for x in cash]
