@@ -9,6 +9,7 @@ AGENTS = {
     "random": ("agents.random_agent", "RandomAgent"),
     "heuristic": ("agents.heuristic", "HeuristicAgent"),
     "ismcts": ("agents.ismcts", "ISMCTSAgent"),
+    "ppo": ("agents.policy", "PolicyAgent"),
 }
 ALIASES = {"iters": "iterations", "seconds": "seconds_per_move", "time": "seconds_per_move"}
 

@@ -1,0 +1,322 @@
+"""Self-play training: a smoke run (train, checkpoint, export, reload, play, resume), the learner's own reward,
+the opponent pool's mixture, the numpy export against torch, PolicyAgent loading, and config validation."""
+
+import csv
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from agents import HeuristicAgent, RandomAgent  # noqa: E402
+from agents import policy as policy_module  # noqa: E402
+from agents.policy import ModelFormatError, ModelNotFoundError, NumpyPolicy, PolicyAgent, export_policy  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from packetrow_env.env import final_rewards  # noqa: E402
+from packetrow_env.observation import encoder  # noqa: E402
+from packetrow_env.wrappers import SingleAgentEnv  # noqa: E402
+from train.cli import main  # noqa: E402
+from train.pool import OpponentPool  # noqa: E402
+from train.selfplay import ConfigError, _ppo_kwargs, config_from_dict, load_config, train  # noqa: E402
+from train.tournament import run_tournament  # noqa: E402
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+SIZE = encoder().size
+
+
+def tiny(**top) -> dict:
+    """quick.yaml with tiny step counts and evaluations, as plain data."""
+    import yaml
+
+    data = yaml.safe_load((CONFIGS / "quick.yaml").read_text())
+    data.update(total_timesteps=2048, seed=3)
+    data["env"].update(n_envs=2, num_players=[2, 3, 4, 5])
+    data["pool"].update(snapshot_every=512)
+    data["ppo"].update(n_steps=128, batch_size=128, n_epochs=1)
+    data["eval"].update(every=1024, games=2, final_games=4, num_players=[2, 3])
+    data["checkpoint"].update(every=1024)
+    data["log"].update(progress_bar=False, tensorboard=True)
+    data.update(top)
+    return data
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """One smoke training run shared by the tests that inspect it."""
+    out = tmp_path_factory.mktemp("run")
+    return train(config_from_dict(tiny()), out=out)
+
+
+# --------------------------------------------------------------------------- the smoke run
+def test_smoke_run_saves_checkpoints_snapshots_logs_and_evaluations(run):
+    out = run.out
+    assert run.model.num_timesteps >= 2048
+    assert run.model_path == out / "model.zip" and run.model_path.is_file() and run.npz_path.is_file()
+    assert sorted(p.name for p in (out / "checkpoints").glob("*.zip")) == ["step_0000001024.zip", "step_0000002048.zip"]
+    assert (out / "checkpoints" / "step_0000001024.npz").is_file()
+    snapshots = sorted(p.name for p in (out / "snapshots").glob("*.npz"))
+    assert snapshots[0] == "step_0000000000.npz" and len(snapshots) == 5  # the initial policy, then every 512 steps
+    assert any((out / "tb").rglob("events.out.tfevents.*"))
+    assert (out / "config.yaml").is_file()
+    with (out / "eval.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert {(r["stage"], r["opponent"], r["num_players"]) for r in rows} >= {
+        ("periodic", "random", "2"), ("periodic", "heuristic", "3"),
+        ("final", "random", "2"), ("final", "heuristic", "3")}
+    final = [r for r in rows if r["stage"] == "final"]
+    assert all(int(r["games"]) == (4 if r["num_players"] == "2" else 6) for r in final)  # whole seat rotations
+    assert all(0 <= float(r["win_rate"]) <= 1 and 1 <= float(r["mean_rank"]) <= int(r["num_players"]) for r in final)
+    assert len(run.evaluation) == 4
+
+
+def test_exported_npz_plays_as_a_policy_agent(run):
+    agent = PolicyAgent.load(run.npz_path)
+    assert agent.observation_mode == "tracked" and agent.metadata["num_timesteps"] == run.model.num_timesteps
+    assert agent.metadata["config_name"] == "quick"
+    result = run_tournament([agent, "random", "heuristic"], 3, 3, seed=1, progress=False)
+    assert result.row("ppo")["games"] == 3
+    spec_agent = make_agent(f"ppo:path={run.npz_path},deterministic=false", seed=2)
+    assert isinstance(spec_agent, PolicyAgent) and not spec_agent.deterministic
+    # the .zip checkpoint loads too (through torch) and plays the same policy
+    from_zip = PolicyAgent.load(run.model_path)
+    env = SingleAgentEnv(4, opponents=RandomAgent(0))
+    observation, _ = env.reset(seed=5)
+    mask = env.action_masks()
+    np.testing.assert_allclose(from_zip.probabilities(observation, mask), agent.probabilities(observation, mask),
+                               atol=1e-6)
+    # as opponents in the single-agent view
+    env = SingleAgentEnv(3, opponents=[agent, spec_agent])
+    env.reset(seed=0)
+    while True:
+        *_, terminated, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        if terminated:
+            break
+
+
+def test_training_episode_rewards_are_the_learners_own(run):
+    """Inside the training loop, Monitor's episode reward is final_rewards(...)[learner seat], whatever the seat."""
+    episodes = list(run.callback.episodes)
+    assert len(episodes) > 30
+    for num_players, seat, reward, win, expected, opponents in episodes:
+        assert reward == pytest.approx(expected, abs=1e-6)
+        assert len(opponents) == num_players - 1
+    assert len({seat for _, seat, *_ in episodes}) >= 4
+    assert {n for n, *_ in episodes} == {2, 3, 4, 5}
+    faced = Counter(name.split("@")[0] for *_, opponents in episodes for name in opponents)
+    assert set(faced) == {"snapshot", "heuristic", "random"}
+
+
+def test_resume_continues_the_step_count(run, tmp_path, capsys):
+    checkpoint = run.out / "checkpoints" / "step_0000001024.zip"
+    config = tmp_path / "more.yaml"
+    import yaml
+    config.write_text(yaml.safe_dump(tiny(total_timesteps=2560)))
+    out = tmp_path / "resumed"
+    assert main(["train", "--config", str(config), "--resume", str(checkpoint), "--out", str(out),
+                 "--no-progress"]) == 0
+    trained = PolicyAgent.load(out / "model.npz").metadata["num_timesteps"]
+    assert 2560 <= trained < 2560 + 256  # from 1024 on, not from 0, stopping at the first rollout past the total
+    with pytest.raises(SystemExit):  # already there: says to raise total_timesteps
+        main(["train", "--config", str(config), "--resume", str(out / "model.zip"), "--out", str(out),
+              "--no-progress"])
+    assert "already trained 2560 steps" in capsys.readouterr().err
+    (tmp_path / "junk.zip").write_bytes(b"junk")
+    with pytest.raises(SystemExit):
+        main(["train", "--config", str(config), "--resume", str(tmp_path / "junk.zip"), "--out", str(out)])
+    assert "cannot resume from" in capsys.readouterr().err
+
+
+def test_subprocess_envs_get_the_snapshots(tmp_path):
+    data = tiny(total_timesteps=1024)
+    data["env"].update(vec_env="subproc", n_envs=2)
+    data["pool"].update(snapshot_every=256, mixture={"latest": 1.0})
+    data["eval"].update(every=0, final_games=0)
+    data["log"].update(tensorboard=False)
+    result = train(config_from_dict(data), out=tmp_path)
+    faced = {name for *_, opponents in result.callback.episodes for name in opponents}
+    assert {"snapshot@256", "snapshot@512"} <= faced  # added after the workers started
+
+
+# --------------------------------------------------------------------------- the learner's reward
+def test_learner_reward_sign_matches_its_final_ranking():
+    env = SingleAgentEnv([2, 3, 4, 5], opponents=RandomAgent(1))
+    rng = np.random.default_rng(0)
+    seats = set()
+    for episode in range(30):
+        env.reset(seed=100 + episode)
+        while True:
+            _, reward, terminated, _, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            if terminated:
+                break
+        seat, scores, n = info["seat"], info["scores"], info["num_players"]
+        seats.add(seat)
+        assert reward == final_rewards(scores, "rank")[seat]
+        keys = [(row["vp"], row["cash"]) for row in scores]
+        better = sum(k > keys[seat] for k in keys)
+        worse = sum(k < keys[seat] for k in keys)
+        assert np.sign(reward) == np.sign(worse - better)
+    assert len(seats) >= 4
+
+
+# --------------------------------------------------------------------------- the opponent pool
+def small_policy(seed: int, sizes=(SIZE, 8)) -> NumpyPolicy:
+    rng = np.random.default_rng(seed)
+    weights = [rng.normal(size=(a, b)) for a, b in zip(sizes, sizes[1:])]
+    return NumpyPolicy(weights, [rng.normal(size=w.shape[1]) for w in weights], rng.normal(size=(sizes[-1], 48)),
+                       rng.normal(size=48))
+
+
+def test_pool_sampling_follows_the_mixture():
+    mixture = {"latest": 0.3, "uniform": 0.1, "recent": 0.2, "heuristic": 0.25, "random": 0.15}
+    pool = OpponentPool(mixture, max_snapshots=4, recent_decay=0.5)
+    for step in range(6):
+        pool.add(small_policy(step), step * 100)
+    assert [s for s, _ in pool.snapshots] == [200, 300, 400, 500]  # the oldest went first
+    rng = np.random.default_rng(0)
+    draws = pool.draw(rng, 40_000)
+    sources = Counter(source for source, _ in draws)
+    for source, weight in mixture.items():
+        assert sources[source] / len(draws) == pytest.approx(weight, abs=0.01)
+    assert {index for source, index in draws if source == "latest"} == {3}
+    recent = Counter(index for source, index in draws if source == "recent")
+    expected = np.array([0.125, 0.25, 0.5, 1.0]) / 1.875
+    np.testing.assert_allclose([recent[i] / sources["recent"] for i in range(4)], expected, atol=0.015)
+    uniform = Counter(index for source, index in draws if source == "uniform")
+    np.testing.assert_allclose([uniform[i] / sources["uniform"] for i in range(4)], 0.25, atol=0.03)
+    # sample() builds the agents: snapshots as PolicyAgents, scripted ones from their specs, one object per seat
+    opponents = pool.sample(np.random.default_rng(1), 4)
+    assert len({id(o) for o in opponents}) == 4
+    kinds = Counter(type(o) for _ in range(200) for o in pool.sample(rng, 3))
+    assert set(kinds) == {PolicyAgent, HeuristicAgent, RandomAgent}
+
+
+def test_pool_without_snapshots_draws_only_scripted_agents():
+    pool = OpponentPool({"latest": 0.5, "heuristic": 0.25, "random": 0.25})
+    assert pool.source_probabilities() == {"latest": 0.0, "heuristic": 0.5, "random": 0.5}
+    assert {type(o) for o in pool.sample(np.random.default_rng(0), 50)} == {HeuristicAgent, RandomAgent}
+    with pytest.raises(RuntimeError, match="no snapshot"):
+        OpponentPool({"uniform": 1.0}).sample(np.random.default_rng(0), 1)
+    with pytest.raises(ValueError, match="unknown opponent source 'newest'"):
+        OpponentPool({"newest": 1.0})
+
+
+# --------------------------------------------------------------------------- numpy export
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_numpy_export_matches_the_torch_policy(activation, tmp_path):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    env = SingleAgentEnv([2, 4], opponents=RandomAgent(0))
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0, device="cpu",
+                        policy_kwargs={"net_arch": [32, 16], "activation_fn": {"tanh": torch.nn.Tanh,
+                                                                               "relu": torch.nn.ReLU}[activation]})
+    exported = export_policy(model)
+    path = exported.save(tmp_path / "p.npz")
+    policy = NumpyPolicy.load_npz(path)
+    assert policy.activation == activation and policy.observation_size == SIZE
+    rng = np.random.default_rng(0)
+    observations, masks = [], []
+    for seed in range(8):  # real observations and masks, and random ones
+        observation, _ = env.reset(seed=seed)
+        observations.append(observation)
+        masks.append(env.action_masks())
+    observations += list(rng.random((8, SIZE), dtype=np.float32) * 3)
+    masks += list(rng.random((8, 48)) < 0.3)
+    for mask in masks:
+        mask[rng.integers(48)] = True
+    observations, masks = np.array(observations, dtype=np.float32), np.array(masks)
+    with torch.no_grad():
+        obs = torch.as_tensor(observations)
+        logits = model.policy.action_net(model.policy.mlp_extractor.forward_actor(model.policy.extract_features(
+            obs, model.policy.pi_features_extractor))).numpy()
+        probabilities = model.policy.get_distribution(obs, action_masks=masks).distribution.probs.numpy()
+    np.testing.assert_allclose(policy.logits(observations), logits, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(policy.probabilities(observations, masks), probabilities, rtol=1e-4, atol=1e-6)
+    assert (policy.probabilities(observations, masks)[~masks] == 0).all()
+    agent = PolicyAgent(policy=policy)
+    predicted, _ = model.predict(observations, action_masks=masks, deterministic=True)
+    assert [agent.act(o, m) for o, m in zip(observations, masks)] == list(predicted)
+    sampler = PolicyAgent(policy=policy, deterministic=False, seed=4)
+    assert all(masks[i][sampler.act(observations[i], masks[i])] for i in range(len(masks)) for _ in range(5))
+
+
+# --------------------------------------------------------------------------- PolicyAgent errors
+def test_policy_agent_errors_say_what_to_do(tmp_path, monkeypatch):
+    with pytest.raises(ModelNotFoundError, match="packetrow train"):
+        PolicyAgent.load(tmp_path / "missing.npz")
+    with pytest.raises(ValueError, match="no model file"):  # through the registry it is bad input
+        make_agent(f"ppo:path={tmp_path / 'missing.npz'}")
+    monkeypatch.setattr(policy_module, "SHIPPED_MODEL", tmp_path / "models" / "ppo_packetrow.npz")
+    with pytest.raises(ModelNotFoundError, match="no shipped model.*packetrow train --config configs/quick.yaml"):
+        PolicyAgent.load()
+    small_policy(0, (10, 4)).save(tmp_path / "models" / "ppo_packetrow.npz")
+    agent = PolicyAgent.load()  # the shipped model, once there is one
+    with pytest.raises(ModelFormatError, match="observation has 2229 floats but the model reads 10"):
+        agent.act(np.zeros(SIZE, np.float32), np.ones(48, bool))
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(ModelFormatError, match="not a policy"):
+        PolicyAgent.load(tmp_path / "junk.npz")
+    with pytest.raises(ModelFormatError, match="unknown model file type"):
+        (tmp_path / "model.pt").write_bytes(b"")
+        PolicyAgent.load(tmp_path / "model.pt")
+
+
+# --------------------------------------------------------------------------- config validation
+@pytest.mark.parametrize("name", ["quick", "selfplay_2p", "selfplay_4p", "selfplay_mixed"])
+def test_shipped_configs_load(name):
+    config = load_config(CONFIGS / f"{name}.yaml")
+    assert config.name == name and config.total_timesteps > 0
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"epochs": 3}, r"unknown key epochs; allowed top-level keys: name, seed, total_timesteps.*ppo: learning_rate"),
+    ({"ppo": {"lr": 0.1}}, r"unknown key ppo.lr; allowed keys in ppo: learning_rate, lr_schedule, n_steps"),
+    ({"pool": {"mixture": {"newest": 1.0}}}, r"pool.mixture: unknown opponent source 'newest'"),
+    ({"pool": {"mixture": {"random": 0}}}, r"weights sum to 0"),
+    ({"env": {"num_players": [2, 6]}}, r"env.num_players must be a player count 2-5"),
+    ({"env": {"vec_env": "threads"}}, r"env.vec_env must be one of dummy, subproc"),
+    ({"ppo": {"lr_schedule": "cosine"}}, r"ppo.lr_schedule must be one of constant, linear"),
+    ({"env": {"n_envs": 0}}, r"env.n_envs must be > 0"),
+    ({"ppo": {"gamma": 1.5}}, r"ppo.gamma must be in \(0, 1\]"),
+    ({"ppo": {"n_steps": "many"}}, r"ppo.n_steps must be an integer"),
+    ({"ppo": {"net_arch": [64, 0]}}, r"ppo.net_arch must be a non-empty list"),
+    ({"ppo": {"batch_size": 1024}}, r"ppo.batch_size \(1024\) must be at most one rollout, .* = 256"),
+    ({"eval": {"opponents": ["wizard"]}}, r"eval.opponents: unknown agent 'wizard'"),
+    ({"log": "loud"}, r"section 'log' must be a mapping"),
+    ({"seed": True}, r"seed must be an integer"),
+])
+def test_config_errors_name_the_key_and_what_is_allowed(change, message):
+    data = tiny()
+    for key, value in change.items():
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    with pytest.raises(ConfigError, match=message):
+        config_from_dict(data, "test.yaml")
+
+
+def test_config_values_are_converted():
+    data = tiny()
+    data["ppo"]["learning_rate"] = "3e-4"  # YAML 1.1 reads this as a string
+    data["env"]["num_players"] = 4
+    config = config_from_dict(data)
+    assert config.ppo.learning_rate == 3e-4 and config.env.num_players == [4]
+    assert config_from_dict({}).ppo.net_arch == [64, 64]  # every key has a default
+    data["ppo"]["lr_schedule"] = "linear"
+    schedule = _ppo_kwargs(config_from_dict(data))["learning_rate"]
+    assert schedule(1.0) == pytest.approx(3e-4) and schedule(0.25) == pytest.approx(7.5e-5)
+
+
+def test_cli_reports_config_errors(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("ppo:\n  lr: 0.1\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--config", str(bad)])
+    assert exit_info.value.code == 2
+    assert "unknown key ppo.lr" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["train", "--config", str(tmp_path / "none.yaml")])
+    assert "no config file" in capsys.readouterr().err
