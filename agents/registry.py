@@ -12,6 +12,7 @@ AGENTS = {
     "ppo": ("agents.policy", "PolicyAgent"),
 }
 ALIASES = {"iters": "iterations", "seconds": "seconds_per_move", "time": "seconds_per_move"}
+POSITIONAL = {"ppo": "path"}  # 'ppo:models/x.npz' means 'ppo:path=models/x.npz'
 
 
 def _value(text: str):
@@ -30,9 +31,11 @@ def parse_spec(spec: str) -> tuple[str, dict]:
     if name not in AGENTS:
         raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(sorted(AGENTS))}")
     options = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
+    for i, part in enumerate(filter(None, (p.strip() for p in rest.split(",")))):
         key, eq, value = part.partition("=")
-        if not eq:
+        if not eq and i == 0 and name in POSITIONAL:
+            key, value = POSITIONAL[name], part
+        elif not eq:
             raise ValueError(f"agent option {part!r} in {spec!r} must look like key=value")
         options[ALIASES.get(key.strip(), key.strip())] = _value(value.strip())
     return name, options

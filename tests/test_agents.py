@@ -107,6 +107,7 @@ def test_registry_builds_agents_from_specs():
     agent = make_agent("heuristic:threshold=1.5", seed=3)
     assert isinstance(agent, HeuristicAgent) and agent.threshold == 1.5 and agent.name == "heuristic:threshold=1.5"
     assert isinstance(make_agent("random"), RandomAgent)
+    assert parse_spec("ppo:models/x.npz,deterministic=false") == ("ppo", {"path": "models/x.npz", "deterministic": False})
     with pytest.raises(ValueError, match="known agents"):
         make_agent("grandmaster")
     with pytest.raises(ValueError, match="key=value"):
