@@ -13,7 +13,9 @@ opponent still holds it. What he does not know, and what ``sample`` therefore re
   contract slots and the removed pile. An opponent's starting contract staged in the pending
   shipment is public (the action named it) and stays where it is.
 
-Each pool is dealt by a uniformly random permutation. The new game gets a fresh random generator
+Each pool is dealt by a uniformly random permutation of its cards sorted by id, so a sample
+depends only on what the observer knows (the same generator state gives the same sample on
+positions he cannot tell apart), never on the true arrangement. The new game gets a fresh random generator
 seeded from ``rng``: the true game's generator state decided the shuffles, so it is hidden too.
 """
 
@@ -55,20 +57,21 @@ def sample(game: Game, observer: int, rng: np.random.Generator) -> Game:
         deck = t.deck[b, top:end]
         if not out[b]:
             if end - top > 1:
+                deck.sort()  # start from an order the observer knows: the true one would leak into the sample
                 rng.shuffle(deck)  # the same cards, in a new order: their locations stay
             continue
-        cards = np.concatenate((deck, out[b]))
+        cards = np.sort(np.concatenate((deck, out[b])))  # a known order, as above
         rng.shuffle(cards)
         deck[:] = cards[:end - top]
         t.location[cards[:end - top]] = DECK + b
         t.location[cards[end - top:]] = REMOVED
 
     if hidden_seats:  # the hidden starting contracts and the unseen ones: one pool, dealt back the same way
-        pool = [starts[p] for p in hidden_seats] + out[START]
+        pool = sorted([starts[p] for p in hidden_seats] + out[START])  # a known order, as above
         dealt = [pool[i] for i in rng.permutation(len(pool)).tolist()]
         t.location[dealt] = [HAND + p for p in hidden_seats] + [REMOVED] * len(out[START])
         t.starting_contract[hidden_seats] = dealt[:len(hidden_seats)]
-        changed = [p for p, old, c in zip(hidden_seats, pool, dealt) if old != c]
+        changed = [p for p, c in zip(hidden_seats, dealt) if starts[p] != c]
         for p in changed:
             new._hand_changed(p)
         if changed:

@@ -361,3 +361,23 @@ def test_numpy_integer_observer_accepted():
     game = Game.new(3, seed=0)
     d = game.sample_determinization(np.int64(2), np.random.default_rng(0)).to_dict()
     assert d["players"][2]["hand"] == game.to_dict()["players"][2]["hand"]
+
+
+def test_R_INFO_2_same_rng_same_sample_on_hidden_twins():
+    """R-INFO-2: the sample depends only on what the observer knows, not on the true deck order or hidden contracts."""
+    from tests.test_leaks import random_position, twins
+
+    rng = np.random.default_rng(3)
+    checked = 0
+    for n in (2, 3, 4, 5):
+        for seed in range(3):
+            data = random_position(n, seed, steps=20 + 15 * seed)
+            if data["phase"] == "over":
+                continue
+            seat = data["current_player"]
+            expected = Game.from_dict(data).sample_determinization(seat, np.random.default_rng(7)).to_dict()
+            for name, twin in twins(data, seat, rng):
+                sample = Game.from_dict(twin).sample_determinization(seat, np.random.default_rng(7)).to_dict()
+                assert sample == expected, name
+                checked += 1
+    assert checked >= 12
