@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 
+from packetrow_env import actions
 from packetrow_env import cards as catalogue
 from packetrow_env.engine import Game
 from packetrow_env.state import END_THRESHOLD
@@ -224,3 +225,13 @@ def place(game_or_dict, card: int) -> tuple:
 def without_rng(d: dict) -> dict:
     """A saved game without its generator state and history, to compare positions."""
     return {k: v for k, v in d.items() if k not in ("rng", "history")}
+
+
+def take(slot):
+    """The action taking current-supply slot ``slot``."""
+    return actions.TAKE + slot
+
+
+def add(card):
+    """The 'add contract' action for a contract card id (k = id for 0-23, k = 24.. for 160-171)."""
+    return actions.ADD_CONTRACT + (card if card < 24 else card - 160 + 24)

@@ -4,20 +4,13 @@ Seats: Anna 0, Ben 1, Cedric 2, David 3 (and Eve 4 with five players). Anna is h
 """
 
 from packetrow_env import actions
-from tests.positions import BANK, DOCKS, GUILDHALL, MARKET, Position, place
+from tests.positions import BANK, DOCKS, GUILDHALL, MARKET, Position, place, add, take
 
 ANNA, BEN, CEDRIC, DAVID, EVE = range(5)
 PASS = actions.PASS
 SHIP = actions.SHIP
 FUTURE = actions.TAKE_FUTURE
 
-
-def take(slot):
-    return actions.TAKE + slot
-
-
-def add(card):
-    return actions.ADD_CONTRACT + (card if card < 24 else card - 160 + 24)
 
 
 def board(game, b):

@@ -4,19 +4,11 @@ import pytest
 
 from packetrow_env import actions
 from packetrow_env.engine import IllegalActionError
-from tests.positions import BANK, DOCKS, GUILDHALL, MARKET, Position, place
+from tests.positions import BANK, DOCKS, GUILDHALL, MARKET, Position, place, add, take
 
 PASS = actions.PASS
 SHIP = actions.SHIP
 
-
-def take(slot):
-    return actions.TAKE + slot
-
-
-def add(card):
-    """The 'add contract' action for a contract card id (k = id for 0-23, k = 24.. for 160-171)."""
-    return actions.ADD_CONTRACT + (card if card < 24 else card - 160 + 24)
 
 
 def contract_actions(game):
