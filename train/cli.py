@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from agents.terminal import add_parser as add_play_parser
+from .curve import add_command as add_curve_command
 from .selfplay import add_command as add_train_command
 from .tournament import add_commands as add_tournament_commands
 
@@ -53,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_play_parser(sub)
     add_tournament_commands(sub)
     add_train_command(sub)
+    add_curve_command(sub)
     return parser
 
 

@@ -1,0 +1,103 @@
+"""The training curve of a run as a PNG: the learner's win rate in training games and in evaluations.
+
+Left panel: the win rate over the last 500 training episodes per player count, from the run's
+TensorBoard scalars (``selfplay/win_rate_Np``; the opponents are the pool's mixture). Right panel:
+the periodic and final evaluations of ``eval.csv`` (win rate with its 95% interval per opponent and
+player count, and the fair share 1/N).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+
+def training_win_rates(run: Path) -> dict[int, tuple[list[int], list[float]]]:
+    """{player count: (steps, win rates)} from the run's TensorBoard logs (empty if it has none)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    curves: dict[int, dict[int, float]] = {}
+    for directory in sorted((run / "tb").glob("*")):  # a resumed run logs into a new directory
+        events = EventAccumulator(str(directory), size_guidance={"scalars": 0})
+        events.Reload()
+        for tag in events.Tags()["scalars"]:
+            if tag.startswith("selfplay/win_rate_") and tag.endswith("p"):
+                n = int(tag.removeprefix("selfplay/win_rate_")[:-1])
+                curves.setdefault(n, {}).update({e.step: e.value for e in events.Scalars(tag)})
+    return {n: (sorted(points), [points[s] for s in sorted(points)]) for n, points in sorted(curves.items())}
+
+
+def evaluation_rows(run: Path) -> list[dict]:
+    """The rows of the run's eval.csv, numbers converted (empty if it has none)."""
+    path = run / "eval.csv"
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        for key, value in row.items():
+            if key not in ("stage", "opponent"):
+                row[key] = float(value)
+    return rows
+
+
+def plot_run(run, out=None):
+    """Draw the run's training curve and evaluations into ``out`` (default RUN/curve.png); returns the path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    run = Path(run)
+    if not run.is_dir():
+        raise FileNotFoundError(f"no run directory at {run} (expected the --out directory of packetrow train)")
+    out = Path(out) if out is not None else run / "curve.png"
+    training, rows = training_win_rates(run), evaluation_rows(run)
+    if not training and not rows:
+        raise FileNotFoundError(f"{run} has neither TensorBoard logs (tb/) nor eval.csv to plot")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for n, (steps, rates) in training.items():
+        left.plot([s / 1e6 for s in steps], rates, label=f"{n} players", linewidth=1)
+        left.axhline(1 / n, linestyle=":", linewidth=0.8, color=left.lines[-1].get_color())
+    left.set(title="training games (last 500 episodes, pool opponents)", xlabel="learner steps (millions)",
+             ylabel="learner win rate")
+    for (opponent, n) in sorted({(r["opponent"], int(r["num_players"])) for r in rows}):
+        mine = sorted((r for r in rows if r["opponent"] == opponent and int(r["num_players"]) == n),
+                      key=lambda r: r["timesteps"])
+        x = [r["timesteps"] / 1e6 for r in mine]
+        y = [r["win_rate"] for r in mine]
+        errors = [[r["win_rate"] - r["win_low"] for r in mine], [r["win_high"] - r["win_rate"] for r in mine]]
+        line = right.errorbar(x, y, yerr=errors, marker="o", markersize=3, capsize=2, linewidth=1,
+                              label=f"vs {opponent}, {n} players")
+        right.axhline(1 / n, linestyle=":", linewidth=0.8, color=line.lines[0].get_color())
+    right.set(title="evaluations (seat-rotated, 95% intervals; dotted: 1/N)", xlabel="learner steps (millions)")
+    for axis in (left, right):
+        axis.set_ylim(0, 1)
+        axis.grid(alpha=0.3)
+        if axis.lines:
+            axis.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def _run_curve_command(args) -> int:
+    try:
+        path = plot_run(args.run_dir, args.out)
+    except FileNotFoundError as error:
+        args.parser.error(str(error))
+    print(f"Wrote {path}")
+    return 0
+
+
+def add_command(subparsers) -> None:
+    """Register the ``curve`` subcommand on the ``packetrow`` parser's subparsers."""
+    parser = subparsers.add_parser(
+        "curve", help="plot a training run's win rates (training games and evaluations) to a PNG",
+        description="Plot a run of packetrow train: the learner's win rate per player count in training games "
+                    "(TensorBoard logs) and its evaluations against fixed bots (eval.csv), as a PNG.")
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="the run's output directory, e.g. runs/quick")
+    parser.add_argument("--out", metavar="PNG", help="the image to write (default RUN_DIR/curve.png)")
+    parser.set_defaults(run=_run_curve_command, parser=parser)
+
