@@ -212,7 +212,8 @@ class _Context:
         self._needs = [None] * n
         cash = [int(c) for c in s.cash[:n]]
         self.cash = cash
-        left = np.sort((s.deck_end - s.deck_top) / np.maximum(1, s.deck_end))
+        # deck_sizes, not deck_end: a loaded game's deck_end counts only the cards left (saved_game)
+        left = np.sort((s.deck_end - s.deck_top) / np.maximum(1, game.cards.deck_sizes))
         # the game ends when END_THRESHOLD boards are exhausted: the threshold-th emptiest deck is the clock
         self.time_left = float(min(1.0, max(0.15, 1.5 * left[END_THRESHOLD[n] - 1])))
 

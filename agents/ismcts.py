@@ -296,7 +296,10 @@ def estimate_vp(game: Game, partial_weight: float = 0.25) -> list[float]:
     points = [0.0] * n
     # Unfinished contracts are worth less as the game runs out: it ends when END_THRESHOLD boards are
     # exhausted, so the threshold-th emptiest deck is the clock.
-    left = sorted(((end - top) / end if end else 0.0) for top, end in zip(s.deck_top.tolist(), s.deck_end.tolist()))
+    # (deck_sizes, not deck_end: a loaded game's deck_end counts only the cards left)
+    sizes = game.cards.deck_sizes.tolist()
+    left = sorted(((end - top) / size if size else 0.0)
+                  for top, end, size in zip(s.deck_top.tolist(), s.deck_end.tolist(), sizes))
     clock = min(1.0, max(0.1, 1.5 * left[END_THRESHOLD[n] - 1]))
     bankers = [0] * n
     for p in range(n):

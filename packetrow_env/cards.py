@@ -61,6 +61,7 @@ class Catalogue:
     contract_ids: np.ndarray = field(init=False)  # contract number k -> card id
     contract_number: np.ndarray = field(init=False)  # card id -> k, or -1
     board_cards: tuple[np.ndarray, ...] = field(init=False)  # board -> its deck's card ids
+    deck_sizes: np.ndarray = field(init=False)  # board -> its deck's size at setup (the agents' game clock)
     start_contracts: np.ndarray = field(init=False)
     # The same columns as tuples of Python ints: indexing one card is several times faster than numpy.
     kind_of: tuple[int, ...] = field(init=False)
@@ -75,6 +76,7 @@ class Catalogue:
         object.__setattr__(self, "contract_ids", contract_ids)
         object.__setattr__(self, "contract_number", number)
         object.__setattr__(self, "board_cards", tuple(np.flatnonzero(self.board == b) for b in range(4)))
+        object.__setattr__(self, "deck_sizes", np.array([len(ids) for ids in self.board_cards]))
         object.__setattr__(self, "start_contracts", np.flatnonzero(self.board == START))
         for name, column in (("kind_of", self.kind), ("cost_of", self.cost), ("money_of", self.money),
                              ("number_of", number)):

@@ -114,3 +114,20 @@ def test_registry_builds_agents_from_specs():
         make_agent("heuristic:fast")
     with pytest.raises(ValueError, match="bad options"):
         make_agent("random:depth=3")
+
+
+@pytest.mark.parametrize("spec", ["heuristic", "ismcts:iters=20,rollout=random"])
+def test_bots_play_a_loaded_game_as_the_original(spec):
+    """A loaded game's decks start at their remaining cards; the bots' game clock must not restart there."""
+    game = Game.new(2, seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        game.step(int(rng.choice(game.legal_actions())))
+    loaded = Game.from_dict(game.to_dict())
+    for _ in range(40):
+        if game.is_over:
+            break
+        chosen = [make_agent(spec, seed=7).act(None, g.legal_action_mask(), g.clone()) for g in (game, loaded)]
+        assert chosen[0] == chosen[1]
+        game.step(chosen[0])
+        loaded.step(chosen[0])
