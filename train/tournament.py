@@ -538,7 +538,7 @@ def add_commands(subparsers) -> None:
     tournament = subparsers.add_parser(
         "tournament", help="play agents against each other and print win rates, VP, ranks and ratings",
         description="Play seat-balanced games between agents and print, per agent: games, wins (a shared win "
-                    "counts 1/k), win rate, mean VP and mean rank with 95%% intervals, and an openskill rating. "
+                    "counts 1/k), win rate, mean VP and mean rank with 95% intervals, and an openskill rating. "
                     "Agents are listed in order; a spec given several times is several entries (random#1, "
                     "random#2, ...). Over every K games (K = number of agents) each agent plays each seat once.")
     tournament.add_argument("--agents", nargs="+", required=True, metavar="SPECS",
