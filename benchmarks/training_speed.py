@@ -1,0 +1,117 @@
+"""Self-play training throughput: learner steps per second of MaskablePPO against each kind of opponent.
+
+Each line is a short ``train()`` run of ``configs/quick.yaml`` with evaluations, checkpoints and logs
+off, against one opponent mixture (snapshot opponents run in numpy, as in real training); the time
+is the whole run's wall time, setup and PPO updates included, so it is what a training run sees.
+Then the cost of one opponent move (observation included) for a snapshot policy and the heuristic.
+Prints Markdown tables for the README.
+
+    python benchmarks/training_speed.py                    # about 3 minutes on 2 cores
+    python benchmarks/training_speed.py --steps 10000 --envs 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from agents import HeuristicAgent
+from agents.policy import PolicyAgent, load_policy
+from packetrow_env.engine import Game
+from packetrow_env.observation import encoder
+from train.selfplay import config_from_dict, train
+
+QUICK = Path(__file__).resolve().parent.parent / "configs" / "quick.yaml"
+MIXTURES = {
+    "quick.yaml mixture": None,  # the config's own
+    "snapshots only": {"latest": 0.5, "recent": 0.5},
+    "heuristic only": {"heuristic": 1.0},
+    "random only": {"random": 1.0},
+}
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def training_rate(mixture: dict | None, steps: int, envs: int, num_players: list[int]) -> float:
+    """Learner steps per second of a short training run against ``mixture``."""
+    data = yaml.safe_load(QUICK.read_text())
+    data.update(total_timesteps=steps)
+    data["env"].update(n_envs=envs, num_players=num_players)
+    if mixture is not None:
+        data["pool"]["mixture"] = mixture
+    data["ppo"]["batch_size"] = min(data["ppo"]["batch_size"], data["ppo"]["n_steps"] * envs)
+    data["eval"].update(every=0, final_games=0)
+    data["checkpoint"]["every"] = 0
+    data["log"].update(tensorboard=False, progress_bar=False)
+    with tempfile.TemporaryDirectory() as out:
+        result = train(config_from_dict(data, "benchmark"), out=out, progress_bar=False)
+    return result.model.num_timesteps / result.wall_seconds
+
+
+def move_cost_ms(agent, positions: list[tuple[Game, int]]) -> float:
+    """Mean milliseconds for ``agent`` to encode its observation and pick a move."""
+    encode = encoder()
+    start = time.perf_counter()
+    for game, seat in positions:
+        agent.act(encode.encode(game, seat), game.legal_action_mask(), game)
+    return 1000 * (time.perf_counter() - start) / len(positions)
+
+
+def mid_game_positions(count: int, seed: int = 0) -> list[tuple[Game, int]]:
+    """``count`` positions of random 4-player games, each with the seat to act."""
+    rng = np.random.default_rng(seed)
+    positions = []
+    while len(positions) < count:
+        game = Game.new(4, seed=int(rng.integers(2**31)))
+        while not game.is_over:
+            if rng.random() < 0.1:
+                positions.append((game.clone(), game.current_player))
+            legal = np.flatnonzero(game.legal_action_mask())
+            game.step(int(legal[rng.integers(len(legal))]))
+    return positions[:count]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=positive, default=20_000, help="learner steps per run (default 20000)")
+    parser.add_argument("--envs", type=positive, nargs="+", default=[4, 8],
+                        help="DummyVecEnv sizes to measure (default 4 8)")
+    parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4, 5], choices=range(2, 6),
+                        help="player counts drawn per episode (default 2 3 4 5)")
+    args = parser.parse_args(argv)
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        def tqdm(items, **_):
+            return items
+
+    print(f"Python {platform.python_version()}, numpy {np.__version__}, {args.steps} learner steps per run, "
+          f"players {args.players}, one torch thread\n")
+    training_rate({"random": 1.0}, 512, 2, [2])  # warm-up: first imports and torch initialisation are not measured
+    print("| opponents | envs | learner steps/s |\n|---|---:|---:|")
+    for name, mixture in tqdm(list(MIXTURES.items()), desc="training runs"):
+        for envs in args.envs:
+            print(f"| {name} | {envs} | {training_rate(mixture, args.steps, envs, args.players):,.0f} |", flush=True)
+
+    positions = mid_game_positions(2000)
+    agents = {"numpy snapshot (shipped model, sampling)": PolicyAgent(policy=load_policy(), deterministic=False),
+              "heuristic": HeuristicAgent(seed=0)}
+    print("\n| opponent | ms per move (observation included) |\n|---|---:|")
+    for name, agent in agents.items():
+        print(f"| {name} | {move_cost_ms(agent, positions):.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
