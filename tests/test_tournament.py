@@ -63,6 +63,15 @@ def test_wilson_interval_known_values(successes, n, low, high):
     assert stats.wilson_interval(successes, n) == pytest.approx((low, high), abs=1e-6)
 
 
+@pytest.mark.parametrize("n", [1, 7, 100, 400, 1000])
+def test_wilson_interval_contains_the_proportion_at_the_ends(n):
+    """At 0 and n successes the interval reaches exactly 0 and 1 (rounding once left 1 - 1e-16 < p)."""
+    assert stats.wilson_interval(n, n)[1] == 1.0 and stats.wilson_interval(0, n)[0] == 0.0
+    for successes in (0, 1, n / 2, n - 1, n):
+        low, high = stats.wilson_interval(successes, n)
+        assert low <= successes / n <= high
+
+
 def test_wilson_interval_fractional_wider_z_and_bad_input():
     low, high = stats.wilson_interval(2.5, 10)
     assert low < 0.25 < high

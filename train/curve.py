@@ -66,7 +66,9 @@ def plot_run(run, out=None):
                       key=lambda r: r["timesteps"])
         x = [r["timesteps"] / 1e6 for r in mine]
         y = [r["win_rate"] for r in mine]
-        errors = [[r["win_rate"] - r["win_low"] for r in mine], [r["win_high"] - r["win_rate"] for r in mine]]
+        # at least 0: eval.csv files from before the Wilson rounding fix hold 1 - 1e-16 as the top of 100%
+        errors = [[max(0.0, r["win_rate"] - r["win_low"]) for r in mine],
+                  [max(0.0, r["win_high"] - r["win_rate"]) for r in mine]]
         line = right.errorbar(x, y, yerr=errors, marker="o", markersize=3, capsize=2, linewidth=1,
                               label=f"vs {opponent}, {n} players")
         right.axhline(1 / n, linestyle=":", linewidth=0.8, color=line.lines[0].get_color())

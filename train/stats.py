@@ -26,8 +26,8 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    # clamp: rounding can push the ends a hair outside [0, 1] at p = 0 or 1
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # clamp: rounding can push the ends a hair past p (and past [0, 1]) at p = 0 or 1
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def mean_interval(values: Sequence[float], z: float = 1.96) -> tuple[float, float, float]:
