@@ -14,7 +14,7 @@ from train.curve import evaluation_rows, plot_run, training_win_rates  # noqa: E
 from train.selfplay import EVAL_COLUMNS  # noqa: E402
 
 
-def _fake_run(tmp_path):
+def _fake_run(tmp_path, evaluations=((2000, 0.4, 0.3, 0.5), (3000, 0.6, 0.5, 0.7))):
     run = tmp_path / "run"
     writer = SummaryWriter(str(run / "tb" / "ppo_1"))
     for step, (two, four) in zip((1000, 2000, 3000), ((0.25, 0.1), (0.5, 0.2), (0.75, 0.3))):
@@ -25,9 +25,9 @@ def _fake_run(tmp_path):
     with (run / "eval.csv").open("w", newline="") as f:
         out = csv.DictWriter(f, fieldnames=EVAL_COLUMNS)
         out.writeheader()
-        for step, rate in ((2000, 0.4), (3000, 0.6)):
+        for step, rate, low, high in evaluations:
             out.writerow({"timesteps": step, "stage": "periodic", "opponent": "heuristic", "num_players": 2,
-                          "games": 100, "win_rate": rate, "win_low": rate - 0.1, "win_high": rate + 0.1,
+                          "games": 100, "win_rate": rate, "win_low": low, "win_high": high,
                           "fair_share": 0.5, "mean_rank": 1.5, "rank_low": 1.4, "rank_high": 1.6, "mean_vp": 9.0,
                           "vp_low": 8.0, "vp_high": 10.0})
     return run
@@ -42,6 +42,12 @@ def test_curve_reads_the_logs_and_writes_a_png(tmp_path):
     assert [(r["timesteps"], r["win_rate"]) for r in rows] == [(2000.0, 0.4), (3000.0, 0.6)]
     path = plot_run(run, tmp_path / "curve.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_curve_plots_a_100_percent_evaluation_whose_top_rounded_below_it(tmp_path):
+    """eval.csv files written before the Wilson rounding fix hold 0.9999999999999999 as the top of a 100% row."""
+    run = _fake_run(tmp_path, evaluations=((2000, 1.0, 0.963, 0.9999999999999999),))
+    assert plot_run(run).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_curve_command(tmp_path, capsys):
