@@ -66,5 +66,6 @@ def test_training_notebook_trains_plots_and_plays(monkeypatch):
     assert f"trained {TRAINING_STEPS} learner steps" in text
     assert images(notebook) == 2  # the learning curve and the evaluation win rates
     assert "rows in eval.csv" in text and "win rate [95% CI]" in text
-    assert text.count("20 games of 2 players") == 2  # the trained agent against the heuristic and random
+    assert text.count("20 games of 2 players") == 3  # the trained agent against the heuristic and random, the shipped one
+    assert "shipped model: ppo_packetrow" in text
     assert "\nppo " in text and "\nheuristic " in text
