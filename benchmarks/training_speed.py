@@ -20,12 +20,15 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from tqdm import tqdm
 
 from agents import HeuristicAgent
-from agents.policy import PolicyAgent, load_policy
+from agents.policy import PolicyAgent
+from engine_speed import mid_game_positions
 from packetrow_env.engine import Game
 from packetrow_env.observation import encoder
 from train.selfplay import config_from_dict, train
+from train.tournament import _positive_int as positive
 
 QUICK = Path(__file__).resolve().parent.parent / "configs" / "quick.yaml"
 MIXTURES = {
@@ -34,13 +37,6 @@ MIXTURES = {
     "heuristic only": {"heuristic": 1.0},
     "random only": {"random": 1.0},
 }
-
-
-def positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
 
 
 def training_rate(mixture: dict | None, steps: int, envs: int, num_players: list[int]) -> float:
@@ -59,27 +55,13 @@ def training_rate(mixture: dict | None, steps: int, envs: int, num_players: list
     return result.model.num_timesteps / result.wall_seconds
 
 
-def move_cost_ms(agent, positions: list[tuple[Game, int]]) -> float:
-    """Mean milliseconds for ``agent`` to encode its observation and pick a move."""
+def move_cost_ms(agent, positions: list[Game]) -> float:
+    """Mean milliseconds for ``agent`` to encode the acting seat's observation and pick a move."""
     encode = encoder()
     start = time.perf_counter()
-    for game, seat in positions:
-        agent.act(encode.encode(game, seat), game.legal_action_mask(), game)
+    for game in positions:
+        agent.act(encode.encode(game, game.current_player), game.legal_action_mask(), game)
     return 1000 * (time.perf_counter() - start) / len(positions)
-
-
-def mid_game_positions(count: int, seed: int = 0) -> list[tuple[Game, int]]:
-    """``count`` positions of random 4-player games, each with the seat to act."""
-    rng = np.random.default_rng(seed)
-    positions = []
-    while len(positions) < count:
-        game = Game.new(4, seed=int(rng.integers(2**31)))
-        while not game.is_over:
-            if rng.random() < 0.1:
-                positions.append((game.clone(), game.current_player))
-            legal = np.flatnonzero(game.legal_action_mask())
-            game.step(int(legal[rng.integers(len(legal))]))
-    return positions[:count]
 
 
 def main(argv=None) -> int:
@@ -90,12 +72,6 @@ def main(argv=None) -> int:
     parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4, 5], choices=range(2, 6),
                         help="player counts drawn per episode (default 2 3 4 5)")
     args = parser.parse_args(argv)
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        def tqdm(items, **_):
-            return items
-
     print(f"Python {platform.python_version()}, numpy {np.__version__}, {args.steps} learner steps per run, "
           f"players {args.players}, one torch thread\n")
     training_rate({"random": 1.0}, 512, 2, [2])  # warm-up: first imports and torch initialisation are not measured
@@ -104,8 +80,8 @@ def main(argv=None) -> int:
         for envs in args.envs:
             print(f"| {name} | {envs} | {training_rate(mixture, args.steps, envs, args.players):,.0f} |", flush=True)
 
-    positions = mid_game_positions(2000)
-    agents = {"numpy snapshot (shipped model, sampling)": PolicyAgent(policy=load_policy(), deterministic=False),
+    positions = mid_game_positions(4, seed=0, count=2000)
+    agents = {"numpy snapshot (shipped model, sampling)": PolicyAgent.load(deterministic=False),
               "heuristic": HeuristicAgent(seed=0)}
     print("\n| opponent | ms per move (observation included) |\n|---|---:|")
     for name, agent in agents.items():
