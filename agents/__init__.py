@@ -3,7 +3,8 @@
 from .base import Agent
 from .heuristic import HeuristicAgent
 from .ismcts import ISMCTSAgent
+from .policy import PolicyAgent
 from .random_agent import RandomAgent
 from .registry import make_agent
 
-__all__ = ["Agent", "HeuristicAgent", "ISMCTSAgent", "RandomAgent", "make_agent"]
+__all__ = ["Agent", "HeuristicAgent", "ISMCTSAgent", "PolicyAgent", "RandomAgent", "make_agent"]

@@ -17,13 +17,15 @@ Illegal actions get probability 0, as in sb3-contrib's MaskableCategorical.
 from __future__ import annotations
 
 import json
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
 
 FORMAT_VERSION = 1
 ACTIVATIONS = ("tanh", "relu")
-SHIPPED_MODEL = Path(__file__).resolve().parent.parent / "models" / "ppo_packetrow.npz"
+# models/ of the repository, installed as the package packetrow_models
+SHIPPED_MODEL = Path(str(files("packetrow_models") / "ppo_packetrow.npz"))
 TRAIN_HINT = ("train one with `packetrow train --config configs/quick.yaml --out runs/quick` and load "
               "runs/quick/model.npz (agent spec ppo:path=runs/quick/model.npz)")
 

@@ -6,10 +6,10 @@ import importlib
 
 # name -> (module, class); imported on first use so that e.g. torch loads only for learned agents
 AGENTS = {
-    "random": ("agents.random_agent", "RandomAgent"),
-    "heuristic": ("agents.heuristic", "HeuristicAgent"),
-    "ismcts": ("agents.ismcts", "ISMCTSAgent"),
-    "ppo": ("agents.policy", "PolicyAgent"),
+    "random": ("packetrow_agents.random_agent", "RandomAgent"),
+    "heuristic": ("packetrow_agents.heuristic", "HeuristicAgent"),
+    "ismcts": ("packetrow_agents.ismcts", "ISMCTSAgent"),
+    "ppo": ("packetrow_agents.policy", "PolicyAgent"),
 }
 ALIASES = {"iters": "iterations", "seconds": "seconds_per_move", "time": "seconds_per_move"}
 POSITIONAL = {"ppo": "path"}  # 'ppo:models/x.npz' means 'ppo:path=models/x.npz'

@@ -401,7 +401,7 @@ def split_specs(text: str) -> list[str]:
 
 def opponent_specs(specs: list[str], players: int) -> list[str]:
     """One spec per opponent seat: the given list (players - 1 long) or one spec for every opponent."""
-    from agents.registry import parse_spec
+    from packetrow_agents.registry import parse_spec
 
     if len(specs) == 1:
         specs = specs * (players - 1)
@@ -423,7 +423,7 @@ def agent_seed(seed: int, seat: int, moves: int) -> int:
 
 def build_bot(spec: str, seed: int):
     """An opponent from its spec (agents.registry.make_agent), or a PlayError saying why it cannot be built."""
-    from agents.registry import make_agent
+    from packetrow_agents.registry import make_agent
 
     try:
         return make_agent(spec, seed)

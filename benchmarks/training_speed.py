@@ -22,13 +22,13 @@ import numpy as np
 import yaml
 from tqdm import tqdm
 
-from agents import HeuristicAgent
-from agents.policy import PolicyAgent
+from packetrow_agents import HeuristicAgent
+from packetrow_agents.policy import PolicyAgent
 from engine_speed import mid_game_positions
 from packetrow_env.engine import Game
 from packetrow_env.observation import encoder
-from train.selfplay import config_from_dict, train
-from train.tournament import _positive_int as positive
+from packetrow_train.selfplay import config_from_dict, train
+from packetrow_train.tournament import _positive_int as positive
 
 QUICK = Path(__file__).resolve().parent.parent / "configs" / "quick.yaml"
 MIXTURES = {

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from agents import HeuristicAgent, RandomAgent, make_agent
-from agents.registry import parse_spec
+from packetrow_agents import HeuristicAgent, RandomAgent, make_agent
+from packetrow_agents.registry import parse_spec
 from packetrow_env.engine import Game
 from tests.test_leaks import hidden_starts, random_position, redeal_removed, shuffle_decks, swap_start_with_removed
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import agents.ismcts as ismcts
-from agents import ISMCTSAgent
-from agents.registry import make_agent
+import packetrow_agents.ismcts as ismcts
+from packetrow_agents import ISMCTSAgent
+from packetrow_agents.registry import make_agent
 from packetrow_env.engine import Game
 from packetrow_env.env import final_rewards
 from tests.test_leaks import random_position, twins
@@ -132,7 +132,7 @@ def test_time_budget_plays_a_legal_action():
 
 
 def test_heuristic_rollouts_play_legal_actions():
-    pytest.importorskip("agents.heuristic")
+    pytest.importorskip("packetrow_agents.heuristic")
     game = Game.new(3, seed=2)
     agent = ISMCTSAgent(iterations=5, rollout="heuristic", rollout_rounds=1)
     for _ in range(10):

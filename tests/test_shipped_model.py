@@ -7,13 +7,13 @@ import io
 import pytest
 import yaml
 
-from agents import make_agent
-from agents.policy import SHIPPED_MODEL, PolicyAgent
-from agents.terminal import play
+from packetrow_agents import make_agent
+from packetrow_agents.policy import SHIPPED_MODEL, PolicyAgent
+from packetrow_agents.terminal import play
 from packetrow_env.engine import Game
 from tests.test_terminal import Script
-from train import cli
-from train.tournament import run_tournament
+from packetrow_train import cli
+from packetrow_train.tournament import run_tournament
 
 CONFIG = SHIPPED_MODEL.parent.parent / "configs" / "ppo_packetrow.yaml"
 

@@ -16,12 +16,12 @@ import sys
 import numpy as np
 import pytest
 
-from agents import terminal
-from agents.terminal import HumanAgent, PlayError, narrate, play, read_save, split_specs
+from packetrow_agents import terminal
+from packetrow_agents.terminal import HumanAgent, PlayError, narrate, play, read_save, split_specs
 from packetrow_env import actions
 from packetrow_env.engine import Game
 from packetrow_env.render import contract_text
-from train import cli
+from packetrow_train import cli
 
 LEGAL = re.compile(r"legal actions:\n((?: +\d+ .*\n)+)")
 

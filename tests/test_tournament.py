@@ -8,11 +8,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from agents import registry
-from agents.random_agent import RandomAgent
-from train import stats
-from train.cli import main
-from train.tournament import (ReplayError, TournamentError, find_game, lineup, load_games, make_entries, replay_game,
+from packetrow_agents import registry
+from packetrow_agents.random_agent import RandomAgent
+from packetrow_train import stats
+from packetrow_train.cli import main
+from packetrow_train.tournament import (ReplayError, TournamentError, find_game, lineup, load_games, make_entries, replay_game,
                               replay_moves, replay_text, run_tournament, split_agent_specs)
 
 

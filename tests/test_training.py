@@ -10,17 +10,17 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents import HeuristicAgent, RandomAgent  # noqa: E402
-from agents import policy as policy_module  # noqa: E402
-from agents.policy import ModelFormatError, ModelNotFoundError, NumpyPolicy, PolicyAgent, export_policy  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
+from packetrow_agents import HeuristicAgent, RandomAgent  # noqa: E402
+from packetrow_agents import policy as policy_module  # noqa: E402
+from packetrow_agents.policy import ModelFormatError, ModelNotFoundError, NumpyPolicy, PolicyAgent, export_policy  # noqa: E402
+from packetrow_agents.registry import make_agent  # noqa: E402
 from packetrow_env.env import final_rewards  # noqa: E402
 from packetrow_env.observation import encoder  # noqa: E402
 from packetrow_env.wrappers import SingleAgentEnv  # noqa: E402
-from train.cli import main  # noqa: E402
-from train.pool import OpponentPool  # noqa: E402
-from train.selfplay import ConfigError, _ppo_kwargs, config_from_dict, load_config, train  # noqa: E402
-from train.tournament import run_tournament  # noqa: E402
+from packetrow_train.cli import main  # noqa: E402
+from packetrow_train.pool import OpponentPool  # noqa: E402
+from packetrow_train.selfplay import ConfigError, _ppo_kwargs, config_from_dict, load_config, train  # noqa: E402
+from packetrow_train.tournament import run_tournament  # noqa: E402
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 SIZE = encoder().size

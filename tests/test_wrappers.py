@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from agents import RandomAgent
+from packetrow_agents import RandomAgent
 from packetrow_env.env import final_rewards
 from packetrow_env.wrappers import SingleAgentEnv
 

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from agents.terminal import add_parser as add_play_parser
+from packetrow_agents.terminal import add_parser as add_play_parser
 from .curve import add_command as add_curve_command
 from .selfplay import add_command as add_train_command
 from .tournament import add_commands as add_tournament_commands

@@ -6,7 +6,7 @@ and each seat independently draws a *source* from the mixture (weights normalise
 - ``latest``: the newest snapshot;
 - ``uniform``: a snapshot drawn uniformly from those kept;
 - ``recent``: a snapshot drawn with weight ``recent_decay ** age`` (age 0 = newest, 1 = the one before, ...);
-- any agent spec of ``agents.registry`` (``heuristic``, ``random``, ``heuristic:threshold=2``, ...).
+- any agent spec of ``packetrow_agents.registry`` (``heuristic``, ``random``, ``heuristic:threshold=2``, ...).
 
 Snapshots are NumpyPolicy copies of the learner (numpy forward pass, no torch, no gradients), played
 by PolicyAgent objects sampling from (or, with ``deterministic``, taking the argmax of) the policy.
@@ -20,8 +20,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from agents.policy import NumpyPolicy, PolicyAgent
-from agents.registry import make_agent, parse_spec
+from packetrow_agents.policy import NumpyPolicy, PolicyAgent
+from packetrow_agents.registry import make_agent, parse_spec
 
 SNAPSHOT_SOURCES = ("latest", "uniform", "recent")
 

@@ -30,6 +30,7 @@ import time
 from collections import Counter, deque, namedtuple
 from dataclasses import dataclass, field
 from functools import partial
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
@@ -259,7 +260,7 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
         config.pool.mixture = check_mixture(config.pool.mixture)
     except ValueError as error:
         raise ConfigError(f"{source}: pool.mixture: {error}") from None
-    from agents.registry import parse_spec
+    from packetrow_agents.registry import parse_spec
     if not config.eval.opponents:
         raise ConfigError(f"{source}: eval.opponents must list at least one agent spec (e.g. random, heuristic)")
     for spec in config.eval.opponents:
@@ -289,13 +290,29 @@ def config_from_dict(data: dict, source: str = "config") -> TrainConfig:
     return check_config(TrainConfig(**values, **sections), source)
 
 
+def shipped_configs() -> dict[str, Path]:
+    """The configs installed with packetrow (the repository's configs/), by name."""
+    folder = Path(str(files("packetrow_configs")))
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+
+
+def resolve_config(path) -> Path:
+    """A config file: ``path`` if it exists, else the shipped config it names (``quick``, ``configs/quick.yaml``)."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    shipped = shipped_configs()
+    if path.suffix in ("", ".yaml") and path.parent in (Path("."), Path("configs")) and path.stem in shipped:
+        return shipped[path.stem]
+    raise ConfigError(f"no config file at {path}; the shipped configs are {', '.join(shipped)} "
+                      f"(name one, e.g. --config quick or --config configs/quick.yaml)")
+
+
 def load_config(path) -> TrainConfig:
     """Read and check a YAML training config."""
     import yaml
 
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"no config file at {path}; the shipped ones are in configs/ (e.g. configs/quick.yaml)")
+    path = resolve_config(path)
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as error:
@@ -501,7 +518,7 @@ def _meta(config: TrainConfig) -> dict:
 
 def export_model(model, config: TrainConfig):
     """The model's policy as a NumpyPolicy with the run's metadata."""
-    from agents.policy import export_policy
+    from packetrow_agents.policy import export_policy
 
     return export_policy(model, config.env.observation_mode, _meta(config))
 
@@ -525,7 +542,7 @@ def add_snapshot(model, vec_env, out: Path, config: TrainConfig) -> None:
 
 def evaluate_model(model, config: TrainConfig, games: int) -> list[dict]:
     """Evaluate the model's current policy as the config's eval section says."""
-    from agents.policy import PolicyAgent
+    from packetrow_agents.policy import PolicyAgent
 
     agent = PolicyAgent(policy=export_model(model, config), deterministic=config.eval.deterministic)
     return evaluate(agent, config.eval.opponents, config.eval.num_players, games, config.seed + 1_000_003,
@@ -598,7 +615,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
     import yaml
     from sb3_contrib import MaskablePPO
 
-    from agents.policy import NumpyPolicy
+    from packetrow_agents.policy import NumpyPolicy
 
     started = time.perf_counter()
     out = Path(out) if out is not None else Path("runs") / config.name
@@ -700,7 +717,7 @@ def add_command(subparsers) -> None:
         description="Train one policy for every player count with MaskablePPO: the learner takes a random seat, "
                     "the other seats come from a pool of its own snapshots and scripted bots. Saves checkpoints, "
                     "a numpy export, TensorBoard logs and periodic evaluations against fixed bots.")
-    parser.add_argument("--config", required=True, metavar="YAML", help="training config, e.g. configs/quick.yaml")
+    parser.add_argument("--config", required=True, metavar="YAML", help="training config: a YAML file, or the name of a shipped one (quick, ppo_packetrow, ...)")
     parser.add_argument("--resume", metavar="CHECKPOINT",
                         help="continue from an SB3 checkpoint (.zip); the step count continues up to total_timesteps")
     parser.add_argument("--out", metavar="DIR", help="output directory (default runs/<config name>)")

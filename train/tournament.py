@@ -1,7 +1,7 @@
 """Tournaments between agents: seat-balanced line-ups, seeded games, statistics, ratings, saved games and replays.
 
 Entries. A tournament has k >= n entries (n = players per game), each a spec string for
-``agents.registry.make_agent`` ("heuristic", "ismcts:iters=200"), a factory ``seed -> agent``, or an
+``packetrow_agents.registry.make_agent`` ("heuristic", "ismcts:iters=200"), a factory ``seed -> agent``, or an
 agent object. Entries are identified by their position; they are named by spec (or the agent's
 ``name``), and a name given to several entries gets ``#1``, ``#2``, ... in order, so
 ``heuristic,random,random,random`` gives heuristic, random#1, random#2, random#3, each with its own row.
@@ -85,7 +85,7 @@ def _is_agent(source) -> bool:
 
 def _build(source, seed: int):
     if isinstance(source, str):
-        from agents.registry import make_agent
+        from packetrow_agents.registry import make_agent
         return make_agent(source, seed)
     return source(seed)
 

@@ -1,0 +1,1 @@
+"""The shipped trained policies (numpy exports), their curves and evaluations: package data."""
