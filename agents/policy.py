@@ -17,6 +17,7 @@ Illegal actions get probability 0, as in sb3-contrib's MaskableCategorical.
 from __future__ import annotations
 
 import json
+import os
 from importlib.resources import files
 from pathlib import Path
 
@@ -128,25 +129,37 @@ class NumpyPolicy:
 
     @classmethod
     def load_npz(cls, path) -> NumpyPolicy:
-        """Read a policy written by ``save``."""
+        """Read a policy written by ``save`` (numpy arrays only: nothing in the file is unpickled)."""
         path = Path(path)
+        not_export = f"{path} is not a policy export (a .npz written by packetrow train)"
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {key: data[key] for key in data.files}
-        except (OSError, ValueError) as error:
-            raise ModelFormatError(f"{path}: not a policy .npz ({error})") from None
+        except OSError as error:
+            raise ModelNotFoundError(f"cannot read {path}: {error.strerror or error}") from None
+        except Exception:  # BadZipFile, a pickle or .npy file, object arrays, truncation, ...
+            raise ModelFormatError(not_export) from None
         if "meta" not in arrays:
-            raise ModelFormatError(f"{path}: no 'meta' entry; expected a policy exported by packetrow train")
-        meta = json.loads(str(arrays.pop("meta")))
+            raise ModelFormatError(f"{not_export}: it has no 'meta' entry")
+        try:
+            meta = json.loads(str(arrays.pop("meta")))
+            if not isinstance(meta, dict):
+                raise ValueError(meta)
+        except ValueError:
+            raise ModelFormatError(f"{not_export}: its 'meta' entry is not a JSON object") from None
         if meta.get("format_version") != FORMAT_VERSION:
             raise ModelFormatError(f"{path}: policy format {meta.get('format_version')!r}, this code reads "
                                    f"format {FORMAT_VERSION}")
-        layers = int(meta.get("hidden_layers", -1))
+        layers = meta.get("hidden_layers")
+        if isinstance(layers, bool) or not isinstance(layers, int) or not 0 <= layers <= 64:
+            raise ModelFormatError(f"{not_export}: 'hidden_layers' must be a layer count, got {layers!r}")
         expected = {f"layer_{i}_{part}" for i in range(layers) for part in ("weight", "bias")} \
             | {"action_weight", "action_bias"}
         if set(arrays) != expected:
             raise ModelFormatError(f"{path}: entries {sorted(arrays)} do not match {layers} hidden layers "
                                    f"(expected {sorted(expected)})")
+        if any(a.dtype.kind not in "fiu" for a in arrays.values()):
+            raise ModelFormatError(f"{not_export}: its weights are not numbers")
         policy = cls([arrays[f"layer_{i}_weight"] for i in range(layers)],
                      [arrays[f"layer_{i}_bias"] for i in range(layers)], arrays["action_weight"],
                      arrays["action_bias"], meta.get("activation", "tanh"), meta.get("observation_mode", "tracked"),
@@ -199,37 +212,44 @@ def export_policy(model, observation_mode: str | None = None, metadata: dict | N
                        mode, meta)
 
 
+def check_model_path(path) -> Path:
+    """``path`` as a Path if it names a ``.npz`` export; a ModelFormatError for an SB3 ``.zip`` or another type.
+
+    SB3 ``.zip`` checkpoints are refused: loading one unpickles parts of it, which runs any code a crafted
+    file carries, so no agent spec, config or saved game may name one. Every checkpoint ``packetrow
+    train`` writes has its ``.npz`` export beside it; ``export_policy(MaskablePPO.load(...))`` converts a
+    checkpoint you trust yourself.
+    """
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ModelFormatError(f"a model path must be a file name, got {path!r}")
+    path = Path(path)
+    if path.suffix.lower() == ".zip":
+        raise ModelFormatError(f"{path}: SB3 checkpoints (.zip) are not loaded as agents, because loading one "
+                               f"unpickles it and so can run code stored in the file; play its numpy export "
+                               f"instead ({path.with_suffix('.npz')}, which packetrow train writes beside every "
+                               f"checkpoint)")
+    if path.suffix.lower() != ".npz":
+        raise ModelFormatError(f"{path}: unknown model file type {path.suffix!r}; allowed: .npz (the numpy export "
+                               "packetrow train writes)")
+    return path
+
+
 def load_policy(path=None) -> NumpyPolicy:
-    """A NumpyPolicy from a ``.npz`` export or an SB3 MaskablePPO ``.zip`` (needs torch); None: the shipped model."""
+    """A NumpyPolicy from a ``.npz`` export (numpy only, never unpickled); None: the shipped model."""
     if path is None:
         if not SHIPPED_MODEL.is_file():
             raise ModelNotFoundError(f"no shipped model at {SHIPPED_MODEL}; {TRAIN_HINT}")
         path = SHIPPED_MODEL
-    path = Path(path)
+    path = check_model_path(path)
     if not path.is_file():
         raise ModelNotFoundError(f"no model file at {path}; {TRAIN_HINT}")
-    if path.suffix == ".npz":
-        return NumpyPolicy.load_npz(path)
-    if path.suffix == ".zip":
-        try:
-            from sb3_contrib import MaskablePPO
-        except ImportError as error:
-            raise ImportError(f"loading the SB3 checkpoint {path} needs the training extra "
-                              f"(pip install -e '.[train]'): {error}; or load its .npz export, which needs "
-                              "only numpy") from None
-        try:
-            model = MaskablePPO.load(path, device="cpu")
-        except Exception as error:  # SB3 raises assorted errors for files that are not its checkpoints
-            raise ModelFormatError(f"{path}: not a MaskablePPO checkpoint ({type(error).__name__}: {error})") from None
-        return export_policy(model)
-    raise ModelFormatError(f"{path}: unknown model file type {path.suffix!r}; allowed: .npz (numpy export) or "
-                           ".zip (SB3 MaskablePPO checkpoint)")
+    return NumpyPolicy.load_npz(path)
 
 
 class PolicyAgent:
     """Plays a trained policy: masked argmax (``deterministic``) or a sample from it, seeded.
 
-    Built from a model file (``path``: ``.npz`` export or SB3 ``.zip``; None: the shipped model) or a
+    Built from a model file (``path``: a ``.npz`` export; None: the shipped model) or a
     NumpyPolicy in memory (``policy``). It reads the observation it is given (``needs_observation``),
     which callers encode in the mode it was trained on (``observation_mode``; default tracked); when
     none is given but the game is, it encodes the acting seat's own view.
@@ -250,7 +270,7 @@ class PolicyAgent:
 
     @classmethod
     def load(cls, path=None, deterministic: bool = True, seed: int = 0) -> PolicyAgent:
-        """An agent playing the model at ``path`` (``.npz`` or SB3 ``.zip``); None: models/ppo_packetrow.npz."""
+        """An agent playing the ``.npz`` export at ``path``; None: the shipped models/ppo_packetrow.npz."""
         return cls(seed=seed, path=path, deterministic=deterministic)
 
     @property

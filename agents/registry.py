@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 
 # name -> (module, class); imported on first use so that e.g. torch loads only for learned agents
 AGENTS = {
@@ -24,31 +25,68 @@ def _value(text: str):
     return {"true": True, "false": False, "none": None}.get(text.lower(), text)
 
 
+# constructor parameters a spec cannot set: the caller seeds the agent, names it, and passes objects in code
+NOT_OPTIONS = ("self", "seed", "name", "policy")
+
+
+def agent_class(name: str):
+    """The class an agent name builds (its module imported on first use)."""
+    module, cls = AGENTS[name]
+    return getattr(importlib.import_module(module), cls)
+
+
+def agent_options(name: str) -> list[str]:
+    """The options a spec of agent ``name`` may set (its constructor's keyword parameters)."""
+    parameters = inspect.signature(agent_class(name).__init__).parameters
+    return [p for p in parameters if p not in NOT_OPTIONS]
+
+
+def _options_text(name: str) -> str:
+    aliases = {}
+    for alias, key in ALIASES.items():
+        aliases.setdefault(key, []).append(alias)
+    texts = [key + (f" (or {', '.join(aliases[key])})" if key in aliases else "") for key in agent_options(name)]
+    return ", ".join(texts) if texts else "none"
+
+
 def parse_spec(spec: str) -> tuple[str, dict]:
-    """'ismcts:iters=200,rollout=random' -> ('ismcts', {'iterations': 200, 'rollout': 'random'})."""
-    name, _, rest = spec.strip().partition(":")
+    """'ismcts:iters=200,rollout=random' -> ('ismcts', {'iterations': 200, 'rollout': 'random'}).
+
+    Unknown options raise a ValueError listing the agent's options; a model path must be a ``.npz`` export
+    (an SB3 ``.zip`` would be unpickled: see ``packetrow_agents.policy.load_policy``).
+    """
+    name, _, rest = str(spec).strip().partition(":")
     name = name.strip().lower()
     if name not in AGENTS:
         raise ValueError(f"unknown agent {name!r}; known agents: {', '.join(sorted(AGENTS))}")
     options = {}
+    allowed = agent_options(name)
     for i, part in enumerate(filter(None, (p.strip() for p in rest.split(",")))):
         key, eq, value = part.partition("=")
         if not eq and i == 0 and name in POSITIONAL:
             key, value = POSITIONAL[name], part
         elif not eq:
-            raise ValueError(f"agent option {part!r} in {spec!r} must look like key=value")
-        options[ALIASES.get(key.strip(), key.strip())] = _value(value.strip())
+            raise ValueError(f"agent option {part!r} in {spec!r} must look like key=value; options of "
+                             f"{name!r}: {_options_text(name)}")
+        key = ALIASES.get(key.strip(), key.strip())
+        if key not in allowed:
+            hint = " (the seed comes from the command's --seed)" if key == "seed" else ""
+            raise ValueError(f"unknown option {key!r} for agent {name!r} in {spec!r}{hint}; options of "
+                             f"{name!r}: {_options_text(name)}")
+        options[key] = _value(value.strip())
+    if name == "ppo" and "path" in options:
+        from .policy import check_model_path
+        check_model_path(options["path"])
     return name, options
 
 
 def make_agent(spec: str, seed: int = 0):
     """Build an agent from a spec string (see ``parse_spec``), seeded."""
     name, options = parse_spec(spec)
-    module, cls = AGENTS[name]
-    factory = getattr(importlib.import_module(module), cls)
     try:
-        agent = factory(seed=seed, **options)
+        agent = agent_class(name)(seed=seed, **options)
     except TypeError as error:
-        raise ValueError(f"bad options for agent {name!r} in {spec!r}: {error}") from None
+        raise ValueError(f"bad options for agent {name!r} in {spec!r}: {error}; options of {name!r}: "
+                         f"{_options_text(name)}") from None
     agent.name = spec.strip()
     return agent

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from packetrow_agents import HeuristicAgent, RandomAgent, make_agent
-from packetrow_agents.registry import parse_spec
+from packetrow_agents.registry import AGENTS, agent_options, parse_spec
 from packetrow_env.engine import Game
 from tests.test_leaks import hidden_starts, random_position, redeal_removed, shuffle_decks, swap_start_with_removed
 
@@ -112,8 +112,21 @@ def test_registry_builds_agents_from_specs():
         make_agent("grandmaster")
     with pytest.raises(ValueError, match="key=value"):
         make_agent("heuristic:fast")
-    with pytest.raises(ValueError, match="bad options"):
+    with pytest.raises(ValueError, match="unknown option 'depth' for agent 'random'.*options of 'random': none"):
         make_agent("random:depth=3")
+
+
+@pytest.mark.parametrize("name", sorted(AGENTS))
+def test_every_agents_unknown_option_lists_its_options(name):
+    """A mistyped option (ismcts:iter=5) names what the agent accepts, never a Python TypeError."""
+    options = agent_options(name)
+    with pytest.raises(ValueError, match=f"unknown option 'iter' for agent '{name}'") as error:
+        make_agent(f"{name}:iter=5")
+    for option in options:
+        assert option in str(error.value)
+    assert "TypeError" not in str(error.value) and "__init__" not in str(error.value)
+    with pytest.raises(ValueError, match="comes from the command's --seed"):
+        make_agent(f"{name}:seed=5")
 
 
 @pytest.mark.parametrize("spec", ["heuristic", "ismcts:iters=20,rollout=random"])

@@ -79,8 +79,9 @@ def test_exported_npz_plays_as_a_policy_agent(run):
     assert result.row("ppo")["games"] == 3
     spec_agent = make_agent(f"ppo:path={run.npz_path},deterministic=false", seed=2)
     assert isinstance(spec_agent, PolicyAgent) and not spec_agent.deterministic
-    # the .zip checkpoint loads too (through torch) and plays the same policy
-    from_zip = PolicyAgent.load(run.model_path)
+    # the .zip checkpoint, loaded by its owner through SB3, exports the same policy
+    from sb3_contrib import MaskablePPO
+    from_zip = PolicyAgent(policy=export_policy(MaskablePPO.load(run.model_path, device="cpu")))
     env = SingleAgentEnv(4, opponents=RandomAgent(0))
     observation, _ = env.reset(seed=5)
     mask = env.action_masks()
@@ -114,17 +115,23 @@ def test_resume_continues_the_step_count(run, tmp_path, capsys):
     import yaml
     config.write_text(yaml.safe_dump(tiny(total_timesteps=2560)))
     out = tmp_path / "resumed"
+    with pytest.raises(SystemExit):  # a checkpoint is unpickled: only with the user's word that it is his own
+        main(["train", "--config", str(config), "--resume", str(checkpoint), "--out", str(out), "--no-progress"])
+    assert "--trust-checkpoint" in capsys.readouterr().err and not out.exists()
     assert main(["train", "--config", str(config), "--resume", str(checkpoint), "--out", str(out),
-                 "--no-progress"]) == 0
+                 "--no-progress", "--trust-checkpoint"]) == 0
     trained = PolicyAgent.load(out / "model.npz").metadata["num_timesteps"]
     assert 2560 <= trained < 2560 + 256  # from 1024 on, not from 0, stopping at the first rollout past the total
+    printed = capsys.readouterr().out
+    assert f"Trained {trained - 1024} steps in" in printed and f"resumed at step 1024: {trained} steps in all" in printed
     with pytest.raises(SystemExit):  # already there: says to raise total_timesteps
         main(["train", "--config", str(config), "--resume", str(out / "model.zip"), "--out", str(out),
-              "--no-progress"])
+              "--no-progress", "--trust-checkpoint"])
     assert "already trained 2560 steps" in capsys.readouterr().err
     (tmp_path / "junk.zip").write_bytes(b"junk")
     with pytest.raises(SystemExit):
-        main(["train", "--config", str(config), "--resume", str(tmp_path / "junk.zip"), "--out", str(out)])
+        main(["train", "--config", str(config), "--resume", str(tmp_path / "junk.zip"), "--out", str(out),
+              "--trust-checkpoint"])
     assert "cannot resume from" in capsys.readouterr().err
 
 
@@ -258,6 +265,8 @@ def test_policy_agent_errors_say_what_to_do(tmp_path, monkeypatch):
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(ModelFormatError, match="not a policy"):
         PolicyAgent.load(tmp_path / "junk.npz")
+    with pytest.raises(ModelFormatError, match="SB3 checkpoints .* not loaded as agents.*model.npz"):
+        PolicyAgent.load(tmp_path / "model.zip")
     with pytest.raises(ModelFormatError, match="unknown model file type"):
         (tmp_path / "model.pt").write_bytes(b"")
         PolicyAgent.load(tmp_path / "model.pt")
@@ -286,6 +295,12 @@ def test_shipped_configs_load(name):
     ({"eval": {"opponents": ["wizard"]}}, r"eval.opponents: unknown agent 'wizard'"),
     ({"log": "loud"}, r"section 'log' must be a mapping"),
     ({"seed": True}, r"seed must be an integer"),
+    ({"name": "../../x"}, r"name must be a plain name .*no path separators or '\.\.'"),
+    ({"name": "/abs/path"}, r"name must be a plain name"),
+    ({"name": "a/b"}, r"name must be a plain name"),
+    ({"name": "a\\b"}, r"name must be a plain name"),
+    ({"name": ".."}, r"name must be a plain name"),
+    ({"name": ""}, r"name must be a plain name"),
 ])
 def test_config_errors_name_the_key_and_what_is_allowed(change, message):
     data = tiny()
@@ -320,3 +335,40 @@ def test_cli_reports_config_errors(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["train", "--config", str(tmp_path / "none.yaml")])
     assert "no config file" in capsys.readouterr().err
+
+
+def test_a_fresh_run_refuses_a_used_out_unless_overwrite(tmp_path, capsys):
+    """An earlier run's eval.csv, checkpoints and TensorBoard logs are never silently mixed with or lost to a new run."""
+    import yaml
+
+    config = tmp_path / "tiny.yaml"
+    data = tiny(total_timesteps=256)
+    data["eval"].update(every=0, final_games=0)
+    data["checkpoint"].update(every=0)
+    config.write_text(yaml.safe_dump(data))
+    out = tmp_path / "run"
+    (out / "tb" / "ppo_1").mkdir(parents=True)
+    (out / "tb" / "ppo_1" / "events.out.tfevents.earlier").write_text("")
+    (out / "eval.csv").write_text("earlier\n")
+    (out / "notes.txt").write_text("mine\n")
+    with pytest.raises(SystemExit):
+        main(["train", "--config", str(config), "--out", str(out), "--no-progress"])
+    error = capsys.readouterr().err
+    assert "already holds files" in error and "--overwrite" in error
+    assert (out / "eval.csv").read_text() == "earlier\n" and (out / "tb" / "ppo_1" / "events.out.tfevents.earlier").exists()
+    assert main(["train", "--config", str(config), "--out", str(out), "--no-progress", "--overwrite"]) == 0
+    # the earlier run's logs are gone: the curve shows one run
+    assert not (out / "eval.csv").exists() and not list((out / "tb").rglob("*.earlier"))
+    assert (out / "notes.txt").read_text() == "mine\n" and (out / "model.npz").is_file()  # the user's stay
+
+
+def test_no_config_name_writes_outside_runs(tmp_path, monkeypatch):
+    """The default output directory runs/<name> stays under runs/, even for a TrainConfig built in code."""
+    monkeypatch.chdir(tmp_path)
+    for name in ["../../escape", str(tmp_path / "abs"), "sub/dir"]:
+        config = config_from_dict(tiny())
+        config.name = name
+        with pytest.raises(ConfigError, match="name must be a plain name"):
+            train(config)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+

@@ -11,10 +11,18 @@ Output directory (``--out``, default ``runs/<name>``):
 
     config.yaml                the resolved config of the run
     model.zip, model.npz       the final SB3 checkpoint and its numpy export (play: ppo:path=.../model.npz)
-    checkpoints/step_N.zip     periodic checkpoints (+ .npz exports); resume with --resume
+    checkpoints/step_N.zip     periodic checkpoints (+ .npz exports); resume with --resume ... --trust-checkpoint
     snapshots/step_N.npz       the pool's snapshots, reloaded on resume
     tb/                        TensorBoard logs (tensorboard --logdir DIR/tb)
     eval.csv                   every evaluation: steps, opponent, players, games, win rate [95% CI], rank, VP
+
+A fresh run refuses an ``--out`` that already holds files unless ``--overwrite`` is given (then what an
+earlier run wrote there is deleted first, so eval.csv and the TensorBoard logs hold one run).
+
+Resuming loads an SB3 checkpoint, which unpickles parts of the file: a crafted checkpoint runs any code it
+carries. So ``--resume`` needs ``--trust-checkpoint`` (``train(..., trust_checkpoint=True)``), the user's
+statement that the file is one his own run wrote. Nothing else here loads a checkpoint: agent specs in
+``eval.opponents`` and ``pool.mixture`` play only ``.npz`` exports (``packetrow_agents.policy``).
 
 Every hyperparameter is in the YAML config; the dataclasses below list the keys and their defaults
 (the defaults are configs/quick.yaml).
@@ -25,6 +33,8 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
+import re
+import shutil
 import sys
 import time
 from collections import Counter, deque, namedtuple
@@ -45,6 +55,10 @@ VEC_ENVS = ("dummy", "subproc")
 ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "linear")
 LEARNER = "learner"  # the learner's entry name in evaluation tournaments
+# a run's name is a directory name under runs/: no path separators, no "..", nothing hidden
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+TRUST_HINT = ("resuming loads an SB3 checkpoint, which unpickles it: a crafted file runs any code it carries. "
+              "Resume only from a checkpoint your own run wrote, and say so with --trust-checkpoint")
 EVAL_COLUMNS = ("timesteps", "stage", "opponent", "num_players", "games", "win_rate", "win_low", "win_high",
                 "fair_share", "mean_rank", "rank_low", "rank_high", "mean_vp", "vp_low", "vp_high")
 
@@ -219,6 +233,9 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
         if value not in allowed:
             raise ConfigError(f"{source}: {where} must be one of {', '.join(map(str, allowed))}, got {value!r}")
 
+    if not NAME_PATTERN.fullmatch(config.name) or ".." in config.name:
+        raise ConfigError(f"{source}: name must be a plain name (letters, digits, '.', '_', '-'; no path separators "
+                          f"or '..'; it names the run's directory runs/<name>), got {config.name!r}")
     for where, value, zero_ok in [("seed", config.seed, True), ("total_timesteps", config.total_timesteps, False),
                                   ("torch_threads", config.torch_threads, False),
                                   ("env.n_envs", config.env.n_envs, False),
@@ -607,10 +624,44 @@ class TrainResult:
     evaluation: list[dict]
     callback: object
     wall_seconds: float
+    start_timesteps: int = 0  # the step count the run started from (a resumed checkpoint's)
+
+    @property
+    def session_timesteps(self) -> int:
+        """The learner steps trained in this call (on a resume, not counting the checkpoint's)."""
+        return int(self.model.num_timesteps) - self.start_timesteps
 
 
-def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None = None) -> TrainResult:
-    """Run (or resume from a checkpoint) a self-play training run; returns the model and where it was saved."""
+# what packetrow train writes into its output directory (deleted by --overwrite before a fresh run)
+RUN_FILES = ("config.yaml", "model.zip", "model.npz", "eval.csv", "curve.png")
+RUN_FOLDERS = ("checkpoints", "snapshots", "tb")
+
+
+def prepare_out(out: Path, fresh: bool, overwrite: bool) -> None:
+    """Create the output directory; a fresh run into one holding files needs ``overwrite`` (then clears the old run)."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a directory")
+    if fresh and out.is_dir() and any(out.iterdir()):
+        if not overwrite:
+            raise ConfigError(f"--out {out} already holds files (an earlier run?); choose another --out, resume "
+                              f"that run with --resume, or pass --overwrite to delete what packetrow train "
+                              f"wrote there")
+        # an earlier run's files only: its evaluations, checkpoints, snapshots and logs would mix with this run's
+        for name in RUN_FILES:
+            (out / name).unlink(missing_ok=True)
+        for name in RUN_FOLDERS:
+            if (out / name).is_dir():
+                shutil.rmtree(out / name)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None = None, overwrite: bool = False,
+          trust_checkpoint: bool = False) -> TrainResult:
+    """Run (or resume from a checkpoint) a self-play training run; returns the model and where it was saved.
+
+    ``overwrite``: a fresh run may replace an earlier run's files in ``out``. ``trust_checkpoint``: required
+    with ``resume``, whose SB3 checkpoint is unpickled (module docstring).
+    """
     import torch
     import yaml
     from sb3_contrib import MaskablePPO
@@ -618,14 +669,18 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
     from packetrow_agents.policy import NumpyPolicy
 
     started = time.perf_counter()
+    check_config(config)  # a TrainConfig built in code gets the same checks (the name above all)
+    if resume is not None:
+        resume = Path(resume)
+        if not trust_checkpoint:
+            raise ConfigError(f"--resume {resume}: {TRUST_HINT}")
+        if not resume.is_file():
+            raise ConfigError(f"no checkpoint at {resume} (expected an SB3 .zip written by packetrow train)")
     out = Path(out) if out is not None else Path("runs") / config.name
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_out(out, fresh=resume is None, overwrite=overwrite)
     (out / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
     torch.set_num_threads(config.torch_threads)
-    if resume is None:  # a fresh run: leave nothing of an earlier run here to be mixed in on a later resume
-        for stale in [out / "eval.csv", *(out / "snapshots").glob("step_*.npz"),
-                      *(out / "checkpoints").glob("step_*.zip"), *(out / "checkpoints").glob("step_*.npz")]:
-            stale.unlink(missing_ok=True)
+    start_timesteps = 0
     vec_env = make_vec_env(config)
     tensorboard = str(out / "tb") if config.log.tensorboard else None
     try:
@@ -635,9 +690,6 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
             model.packetrow_meta = _meta(config)
             add_snapshot(model, vec_env, out, config)  # the initial policy: snapshot sources have one from the start
         else:
-            resume = Path(resume)
-            if not resume.is_file():
-                raise ConfigError(f"no checkpoint at {resume} (expected an SB3 .zip written by packetrow train)")
             try:
                 model = MaskablePPO.load(resume, env=vec_env, device="cpu", tensorboard_log=tensorboard,
                                          verbose=config.log.verbose, policy_kwargs=_policy_kwargs(config),
@@ -652,6 +704,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
                 raise ConfigError(f"the checkpoint {resume} was trained on {trained_on!r} observations, the config "
                                   f"says env.observation_mode {config.env.observation_mode!r}")
             model.packetrow_meta = _meta(config)
+            start_timesteps = int(model.num_timesteps)
             # fresh episodes, not a replay of the run's first ones
             model.set_random_seed(config.seed + model.num_timesteps)
             snapshots = _resume_snapshots(resume, model.num_timesteps, config)
@@ -677,7 +730,8 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
             callback.logger.dump(model.num_timesteps)
     finally:
         vec_env.close()
-    return TrainResult(model, out, model_path, npz_path, evaluation, callback, time.perf_counter() - started)
+    return TrainResult(model, out, model_path, npz_path, evaluation, callback, time.perf_counter() - started,
+                       start_timesteps)
 
 
 # --------------------------------------------------------------------------- command line
@@ -690,17 +744,21 @@ def _run_train_command(args) -> int:
     except ConfigError as error:
         args.parser.error(str(error))
     try:
-        result = train(config, out=args.out, resume=args.resume, progress_bar=False if args.no_progress else None)
+        result = train(config, out=args.out, resume=args.resume, progress_bar=False if args.no_progress else None,
+                       overwrite=args.overwrite, trust_checkpoint=args.trust_checkpoint)
     except ConfigError as error:
         args.parser.error(str(error))
     minutes, seconds = divmod(result.wall_seconds, 60)
-    print(f"\nTrained {result.model.num_timesteps} steps in {int(minutes)} min {seconds:.0f} s "
-          f"(config {args.config}, seed {config.seed}).")
+    resumed = (f", resumed at step {result.start_timesteps}: {result.model.num_timesteps} steps in all"
+               if args.resume else "")
+    print(f"\nTrained {result.session_timesteps} steps in {int(minutes)} min {seconds:.0f} s "
+          f"(config {args.config}, seed {config.seed}{resumed}).")
     if result.evaluation:
         print(f"\nFinal evaluation ({config.eval.final_games} games per line, learner "
               f"{'argmax' if config.eval.deterministic else 'sampling'}):")
         print(format_evaluation(result.evaluation))
-    print(f"\nModel:       {result.model_path} (SB3 checkpoint; resume with --resume)")
+    print(f"\nModel:       {result.model_path} (SB3 checkpoint; resume with --resume {result.model_path} "
+          f"--trust-checkpoint)")
     print(f"Numpy model: {result.npz_path} (play it: packetrow tournament --agents ppo:path={result.npz_path},"
           f"heuristic --players 2)")
     print(f"Checkpoints: {result.out / 'checkpoints'}    snapshots: {result.out / 'snapshots'}")
@@ -719,8 +777,16 @@ def add_command(subparsers) -> None:
                     "a numpy export, TensorBoard logs and periodic evaluations against fixed bots.")
     parser.add_argument("--config", required=True, metavar="YAML", help="training config: a YAML file, or the name of a shipped one (quick, ppo_packetrow, ...)")
     parser.add_argument("--resume", metavar="CHECKPOINT",
-                        help="continue from an SB3 checkpoint (.zip); the step count continues up to total_timesteps")
-    parser.add_argument("--out", metavar="DIR", help="output directory (default runs/<config name>)")
+                        help="continue from an SB3 checkpoint (.zip) your own run wrote; the step count continues "
+                             "up to total_timesteps. Needs --trust-checkpoint")
+    parser.add_argument("--trust-checkpoint", action="store_true",
+                        help="confirm the --resume checkpoint is your own: loading an SB3 checkpoint unpickles it, "
+                             "which runs any code a crafted file carries")
+    parser.add_argument("--out", metavar="DIR", help="output directory (default runs/<config name>); a fresh run "
+                                                     "refuses one that already holds files unless --overwrite")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="a fresh run may delete an earlier run's files in --out (eval.csv, checkpoints, "
+                             "snapshots, TensorBoard logs, model)")
     parser.add_argument("--total-timesteps", type=int, metavar="N", help="override the config's total_timesteps")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(run=_run_train_command, parser=parser)
