@@ -194,7 +194,7 @@ def help_text(game) -> str:
     bankers = ("2 VP per banker if you have the most cash (ties included)" if n <= 3 else
                "3 VP per banker for the most cash; 1 VP per banker for the second most if one player leads alone")
     return "\n".join([
-        "How a round goes (full rules: RULES.md):",
+        "How a round goes (the full rules: docs/rules.md of the packetrow project):",
         "  The harbour master (HM) chooses a board. Starting left of the HM, each player who has not taken a",
         "  card this round takes one card from the board's 'now' supply or passes; the HM decides last. When",
         "  the HM takes, the round ends; when he passes he chooses another board. One card per player a round.",

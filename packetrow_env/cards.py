@@ -2,7 +2,7 @@
 
 The default catalogue (``data/cards.csv``) is partly a reconstruction of the
 published cards (see the README); users with the physical game pass their own
-file, which is validated against the component counts of RULES.md R-COMP-2.
+file, which is validated against the component counts of docs/rules.md R-COMP-2.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def _fail(path, row, column, message):
 
 def _parse(path: str, rows: list[dict]) -> Catalogue:
     if len(rows) != NUM_CARDS:
-        raise ValueError(f"{path}: the catalogue must have exactly {NUM_CARDS} card rows (RULES.md R-COMP-2), found {len(rows)}")
+        raise ValueError(f"{path}: the catalogue must have exactly {NUM_CARDS} card rows (docs/rules.md R-COMP-2), found {len(rows)}")
     columns = {name: [] for name in ("board", "kind", "good", "destination") + NUMERIC}
     names = []
     for row_number, row in enumerate(rows, start=2):  # row 1 is the header

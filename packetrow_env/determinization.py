@@ -1,6 +1,6 @@
 """Determinization: a full game consistent with what one seat knows, its hidden cards re-dealt at random.
 
-What seat ``observer`` knows (RULES.md R-INFO-1..3): everything public, his own hand, and with
+What seat ``observer`` knows (docs/rules.md R-INFO-1..3): everything public, his own hand, and with
 perfect memory every opponent's hand except an opponent's starting contract while that
 opponent still holds it. What he does not know, and what ``sample`` therefore re-deals:
 

@@ -1,4 +1,4 @@
-"""The rules of Packet Row (RULES.md): a new game, legal actions, applying an action, scoring."""
+"""The rules of Packet Row (docs/rules.md): a new game, legal actions, applying an action, scoring."""
 
 from __future__ import annotations
 

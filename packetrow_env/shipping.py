@@ -1,4 +1,4 @@
-"""Shipments: which contracts a hand can fulfil and which cards pay for them (RULES.md R-SHIP, R-SCORE-1).
+"""Shipments: which contracts a hand can fulfil and which cards pay for them (docs/rules.md R-SHIP, R-SCORE-1).
 
 The payment rule R-SHIP-7 (least total value, then the lexicographically
 smallest sorted id list) is turned into an additive cost per card:

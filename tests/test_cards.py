@@ -17,7 +17,7 @@ from packetrow_env import actions, cards
 from packetrow_env.cards import BOARD_CODES, COLUMNS, DESTINATIONS, GOODS, KINDS, NUM_CARDS, load
 from packetrow_env.engine import Game
 
-R_COMP_2 = {  # RULES.md R-COMP-2
+R_COMP_2 = {  # docs/rules.md R-COMP-2
     "guildhall": {"contract": 24, "assistant": 5, "building": 9},
     "docks": {"ship": 18, "captain": 5, "gold": 10, "building": 9},
     "market": {"goods": 28, "trader": 5, "building": 9},

@@ -1,4 +1,4 @@
-"""Rule tests: a round (R-ROUND-1..6 of RULES.md)."""
+"""Rule tests: a round (R-ROUND-1..6 of docs/rules.md)."""
 
 import pytest
 

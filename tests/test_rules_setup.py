@@ -1,4 +1,4 @@
-"""Rule tests: components (R-COMP) and setup (R-SETUP) of RULES.md, and the engine's handling of bad actions."""
+"""Rule tests: components (R-COMP) and setup (R-SETUP) of docs/rules.md, and the engine's handling of bad actions."""
 
 import json
 from collections import Counter

@@ -1,4 +1,4 @@
-"""Rule tests: taking a card (R-TAKE-1..5 of RULES.md)."""
+"""Rule tests: taking a card (R-TAKE-1..5 of docs/rules.md)."""
 
 import pytest
 

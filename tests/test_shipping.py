@@ -1,4 +1,4 @@
-"""Shipments (RULES.md R-SHIP-1..7) and the final fulfilment (R-SCORE-1), checked against brute force."""
+"""Shipments (docs/rules.md R-SHIP-1..7) and the final fulfilment (R-SCORE-1), checked against brute force."""
 
 from __future__ import annotations
 
