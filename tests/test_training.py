@@ -60,6 +60,9 @@ def test_smoke_run_saves_checkpoints_snapshots_logs_and_evaluations(run):
     assert snapshots[0] == "step_0000000000.npz" and len(snapshots) == 5  # the initial policy, then every 512 steps
     assert any((out / "tb").rglob("events.out.tfevents.*"))
     assert (out / "config.yaml").is_file()
+    import yaml
+    versions = yaml.safe_load((out / "versions.yaml").read_text())  # what a table measured from this run quotes
+    assert versions["numpy"] == np.__version__ and set(versions) >= {"python", "torch", "sb3-contrib", "packetrow"}
     with (out / "eval.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert {(r["stage"], r["opponent"], r["num_players"]) for r in rows} >= {

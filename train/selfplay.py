@@ -10,6 +10,7 @@ model is saved; every ``eval.every`` steps it plays seat-rotated tournaments aga
 Output directory (``--out``, default ``runs/<name>``):
 
     config.yaml                the resolved config of the run
+    versions.yaml              Python's and the packages' versions this run trained with (a table quotes them)
     model.zip, model.npz       the final SB3 checkpoint and its numpy export (play: ppo:path=.../model.npz)
     checkpoints/step_N.zip     periodic checkpoints (+ .npz exports); resume with --resume ... --trust-checkpoint
     snapshots/step_N.npz       the pool's snapshots, reloaded on resume
@@ -633,7 +634,21 @@ class TrainResult:
 
 
 # what packetrow train writes into its output directory (deleted by --overwrite before a fresh run)
-RUN_FILES = ("config.yaml", "model.zip", "model.npz", "eval.csv", "curve.png")
+RUN_FILES = ("config.yaml", "versions.yaml", "model.zip", "model.npz", "eval.csv", "curve.png")
+VERSIONED = ("packetrow", "numpy", "torch", "stable-baselines3", "sb3-contrib", "gymnasium", "pettingzoo")
+
+
+def environment_versions() -> dict[str, str]:
+    """Python's version and the installed versions of the packages a training run depends on."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"python": sys.version.split()[0]}
+    for name in VERSIONED:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    return found
 RUN_FOLDERS = ("checkpoints", "snapshots", "tb")
 
 
@@ -679,6 +694,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
     out = Path(out) if out is not None else Path("runs") / config.name
     prepare_out(out, fresh=resume is None, overwrite=overwrite)
     (out / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    (out / "versions.yaml").write_text(yaml.safe_dump(environment_versions(), sort_keys=False))
     torch.set_num_threads(config.torch_threads)
     start_timesteps = 0
     vec_env = make_vec_env(config)
@@ -753,6 +769,8 @@ def _run_train_command(args) -> int:
                if args.resume else "")
     print(f"\nTrained {result.session_timesteps} steps in {int(minutes)} min {seconds:.0f} s "
           f"(config {args.config}, seed {config.seed}{resumed}).")
+    print("Versions:    " + ", ".join(f"{k} {v}" for k, v in environment_versions().items())
+          + f" (saved in {result.out / 'versions.yaml'})")
     if result.evaluation:
         print(f"\nFinal evaluation ({config.eval.final_games} games per line, learner "
               f"{'argmax' if config.eval.deterministic else 'sampling'}):")
