@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import builtins
+import contextlib
 import json
 import os
 import sys
+import tempfile
 from collections import Counter
 
 import numpy as np
@@ -38,6 +40,11 @@ def _input(prompt: str) -> str:
 
 class PlayError(ValueError):
     """A bad option or saved-game file; the message says what was wrong and what is allowed."""
+
+
+# what writing a save can raise: the OS (no such folder, a directory, no permission, a path too long), a path
+# Python refuses (embedded null byte), and a position JSON cannot hold
+SAVE_ERRORS = (OSError, ValueError, TypeError)
 
 
 class QuitGame(Exception):
@@ -128,8 +135,8 @@ class HumanAgent:
                 return None
             try:
                 path = self.on_save(rest.strip() or None)
-            except OSError as error:
-                self.say(f"Could not save: {error}")
+            except SAVE_ERRORS as error:
+                self.say(f"Could not save: {save_error_text(error)}")
             else:
                 self.say(f"Saved to {path} (resume with: packetrow play --load {path}).")
             return None
@@ -322,11 +329,30 @@ def save_data(game, seat: int, opponents: list[str], seed) -> dict:
 
 
 def write_save(path: str, data: dict) -> None:
-    """Write a saved game as JSON, atomically (a crash never leaves half a file)."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
-    os.replace(tmp, path)
+    """Write a saved game as JSON, atomically: a new temporary file beside ``path``, renamed over it.
+
+    The temporary file's name is new (``tempfile``), so no existing file is touched but ``path``; on any
+    failure it is removed, so a failed save leaves the folder as it was.
+    """
+    text = json.dumps(data)  # first: a position JSON cannot hold fails before any file exists
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def save_error_text(error: Exception) -> str:
+    """Why a save failed, on one line."""
+    if isinstance(error, OSError):
+        where = f" ({error.filename})" if error.filename else ""
+        return f"{error.strerror or error}{where}"
+    return str(error)
 
 
 def read_save(path: str) -> dict:
@@ -343,10 +369,14 @@ def read_save(path: str) -> dict:
         raise PlayError(f"cannot read {path}: {error.strerror or error}") from None
     except UnicodeDecodeError:
         raise PlayError(f"{bad} (it is not a text file)") from None
+    except ValueError as error:  # a path Python cannot open, e.g. with a null byte
+        raise PlayError(f"cannot read {path!r}: {error}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         raise PlayError(f"{bad} (not valid JSON: {error})") from None
+    except RecursionError:  # thousands of nested brackets
+        raise PlayError(f"{bad} (its JSON is nested too deeply)") from None
     if not isinstance(data, dict):
         raise PlayError(f"{bad} (expected a JSON object written by 'packetrow play --save' or its 'save' command)")
     if data.get("format") == SAVE_FORMAT:
@@ -476,8 +506,8 @@ class TerminalGame:
         if self.save_path and self._saved_at != moves:
             try:
                 self.save()
-            except OSError as error:
-                self.say(f"(autosave to {self.save_path} failed: {error})")
+            except SAVE_ERRORS as error:
+                self.say(f"(autosave to {self.save_path} failed: {save_error_text(error)})")
             else:
                 self._saved_at = moves
 
@@ -552,8 +582,8 @@ class TerminalGame:
         if self.save_path:
             try:
                 path = self.save()
-            except OSError as error:
-                self.say(f"Could not save to {self.save_path}: {error}")
+            except SAVE_ERRORS as error:
+                self.say(f"Could not save to {self.save_path}: {save_error_text(error)}")
             else:
                 self.say(f"Game saved to {path}. Resume with: packetrow play --load {path}")
         elif reason == "quit":
@@ -565,8 +595,8 @@ class TerminalGame:
             if answer:
                 try:
                     path = self.save(answer)
-                except OSError as error:
-                    self.say(f"Could not save to {answer}: {error}")
+                except SAVE_ERRORS as error:
+                    self.say(f"Could not save to {answer!r}: {save_error_text(error)}")
                 else:
                     self.say(f"Game saved to {path}. Resume with: packetrow play --load {path}")
         self.say("Game stopped." if reason == "quit" else f"Game stopped ({reason}).")
@@ -598,6 +628,7 @@ def play(players: int | None = None, opponents=None, seed: int | None = None, se
                                 f"{', '.join(given)} (only --opponents and --save may change)")
             seat, seed = saved["seat"], saved["seed"]
             specs = specs if specs is not None else saved["opponents"]
+            save = load if save is None else save  # resuming a saved game keeps saving to its file
         elif players is not None and players != n:
             raise PlayError(f"{load} holds a {n}-player game, but --players is {players}")
     else:
@@ -631,7 +662,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=None, help="seed of the deal and the bots (default: random)")
     parser.add_argument("--seat", type=int, default=None, help="your seat, 0 = harbour master of round 1 (default 0)")
     parser.add_argument("--save", metavar="FILE", default=None, help="save the game to FILE after each of your moves")
-    parser.add_argument("--load", metavar="FILE", default=None, help="resume a game saved with --save or 'save'")
+    parser.add_argument("--load", metavar="FILE", default=None,
+                        help="resume a game saved with --save or 'save'; it keeps saving to FILE after each of your "
+                             "moves and on quit (unless --save names another file)")
     parser.set_defaults(run=run_command)
     return parser
 

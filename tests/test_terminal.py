@@ -216,10 +216,12 @@ def test_a_bare_position_loads_too(tmp_path):
     ('{"hello": "world"}', "is not a saved Packet Row game (no 'format'"),
     ('{"format": "packetrow-play", "format_version": 99}', "unsupported save format version 99"),
     ('{"format": "packetrow-play", "format_version": 1, "seat": 0}', "lacks game, opponents, seed"),
+    ("[" * 100_000 + "]" * 100_000, "is not a saved Packet Row game (its JSON is nested too deeply)"),
+    (b"\xff\xfe\x00binary", "is not a saved Packet Row game (it is not a text file)"),
 ])
 def test_bad_files_give_clear_errors(tmp_path, capsys, content, message):
     path = tmp_path / "bad.json"
-    path.write_text(content)
+    path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
     assert cli.main(["play", "--load", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("packetrow play: error: ") and message in err
@@ -239,6 +241,42 @@ def test_a_broken_position_or_a_missing_file_is_a_clear_error(tmp_path):
         read_save(str(path))
     with pytest.raises(PlayError, match="cannot read"):
         read_save(str(tmp_path / "missing.json"))
+    with pytest.raises(PlayError, match="cannot read"):  # a folder
+        read_save(str(tmp_path))
+    with pytest.raises(PlayError, match="cannot read.*null byte"):
+        read_save("game\x00.json")
+
+
+def test_load_keeps_saving_to_its_file_and_saves_on_quit(tmp_path):
+    path = tmp_path / "game.json"
+    out = io.StringIO()
+    play(players=3, opponents="random", seed=8, save=str(path), input_fn=Script(out, stop_at=3, stop_with="quit"),
+         out=out)
+    before = len(json.loads(path.read_text())["game"]["history"])
+    out = io.StringIO()
+    assert play(load=str(path), input_fn=Script(out, stop_at=4, stop_with="quit"), out=out) == 0
+    assert f"The game is saved to {path} after each of your moves" in out.getvalue()
+    assert f"Game saved to {path}." in out.getvalue()
+    assert len(json.loads(path.read_text())["game"]["history"]) > before  # the moves played since loading
+
+
+def test_failed_saves_are_one_line_and_leave_no_file_behind(tmp_path):
+    """Issue 11: a path with a null byte, a folder or a missing folder; the temporary file never collides."""
+    (tmp_path / "notes.json.tmp").write_text("the user's own file")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    (tmp_path / "folder.json").mkdir()
+    out = io.StringIO()
+    bad = ["save a\x00b", f"save {tmp_path / 'folder.json'}", f"save {tmp_path / 'no' / 'such' / 'dir.json'}",
+           f"save {tmp_path / 'notes.json'}"]
+    assert play(players=2, opponents="random", seed=3, input_fn=Script(out, garbage={1: bad}, stop_at=2),
+                out=out) == 0
+    text = out.getvalue()
+    assert "Could not save: embedded null byte" in text
+    assert text.count("Could not save:") == 3 and "Traceback" not in text
+    assert f"Saved to {tmp_path / 'notes.json'}" in text
+    assert (tmp_path / "notes.json.tmp").read_text() == "the user's own file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(before + ["folder.json", "notes.json"])
+    assert list((tmp_path / "folder.json").iterdir()) == []
 
 
 # --------------------------------------------------------------------------- nothing hidden is shown
