@@ -210,7 +210,9 @@ def test_out_files_and_replay(tmp_path, registered):
         game = replay_game(record)
         assert game.scores() == record["scores"]
     text = "\n".join(replay_text(find_game(records, 4), seat=1))
-    assert "Replayed scores match" in text and "player 1 (you)" in text
+    record = find_game(records, 4)
+    assert "Replayed scores match" in text and "(you)" not in text  # every seat is a bot
+    assert f"player 1 ({record['agents'][1]})" in text and f"seat 1 ({record['agents'][1]}) saw" in text
     assert "FULL INFORMATION" in "\n".join(replay_text(records[0], full=True))
 
     tampered = dict(records[2], scores=[dict(row, vp=row["vp"] + 1) for row in records[2]["scores"]])
@@ -264,3 +266,9 @@ def test_cli_help(command, capsys):
         main([command, "--help"])
     assert exit_info.value.code == 0
     assert "usage: packetrow " + command in capsys.readouterr().out
+
+
+def test_demo_labels_every_seat_as_a_bot(capsys):
+    assert main(["demo", "--players", "3", "--seed", "2", "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "(you)" not in text and "player 0 (random)" in text and "WINNER" in text

@@ -25,7 +25,7 @@ def _demo(args) -> int:
         if not args.quiet:
             print(f"round {game.state.round:2d}  player {p}: {describe_action(game, action)}")
         game.step(action)
-    print(render(game, seat=0))
+    print(render(game, seat=0, names=["random"] * args.players))  # every seat a bot: none is "you"
     return 0
 
 

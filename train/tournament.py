@@ -463,14 +463,15 @@ def replay_text(record: dict, seat: int = 0, full: bool = False, every_move: boo
     n = int(record["num_players"])
     if not 0 <= seat < n:
         raise ValueError(f"seat must be from 0 to {n - 1} in this {n}-player game, got {seat}")
-    names = record.get("agents") or [f"player {p}" for p in range(n)]
+    names = record.get("agents") or ["unnamed agent"] * n
 
     def table(game):
         known = [game.hand(p) for p in range(n)] if full else None
-        return render(game, seat, known_hands=known)
+        return render(game, seat, known_hands=known, names=names)  # seats by agent: no bot is "you"
 
     yield (f"Game {record.get('index')}, seed {record['seed']}, {n} players: "
-           + ", ".join(f"seat {p} {name}" for p, name in enumerate(names)))
+           + ", ".join(f"seat {p} {name}" for p, name in enumerate(names))
+           + f". The tables show what seat {seat} ({names[seat]}) saw.")
     if full:
         yield "FULL INFORMATION: every player's hand is shown, not only what seat %d knew." % seat
     last_round = None
