@@ -1,6 +1,7 @@
 """`packetrow curve`: the training curve PNG from a run's TensorBoard logs and eval.csv."""
 
 import csv
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +65,15 @@ def test_curve_rejects_a_directory_without_logs(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["curve", str(tmp_path / "missing")])
     assert "no run directory" in capsys.readouterr().err
+
+
+def test_the_shipped_curves_evaluations_redraw_from_models(tmp_path, capsys):
+    """The README's command: the shipped agent's evaluations panel from models/ppo_packetrow_eval.csv alone."""
+    shipped = Path(__file__).resolve().parent.parent / "models" / "ppo_packetrow_eval.csv"
+    out = tmp_path / "shipped.png"
+    assert main(["curve", str(shipped), "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and str(out) in capsys.readouterr().out
+    (tmp_path / "notes.csv").write_text("a,b\n1,2\n")
+    with pytest.raises(SystemExit):
+        main(["curve", str(tmp_path / "notes.csv")])
+    assert "is not an eval.csv written by packetrow train" in capsys.readouterr().err

@@ -3,13 +3,18 @@
 Left panel: the win rate over the last 500 training episodes per player count, from the run's
 TensorBoard scalars (``selfplay/win_rate_Np``; the opponents are the pool's mixture). Right panel:
 the periodic and final evaluations of ``eval.csv`` (win rate with its 95% interval per opponent and
-player count, and the fair share 1/N).
+player count, and the fair share 1/N). Given an ``eval.csv`` file instead of a run directory (e.g. the
+shipped agent's ``models/ppo_packetrow_eval.csv``; its TensorBoard logs are not shipped), it draws the
+evaluations alone.
 """
 
 from __future__ import annotations
 
 import csv
 from pathlib import Path
+
+
+PLOTTED = {"timesteps", "opponent", "num_players", "win_rate", "win_low", "win_high"}  # eval.csv columns drawn
 
 
 def training_win_rates(run: Path) -> dict[int, tuple[list[int], list[float]]]:
@@ -28,16 +33,21 @@ def training_win_rates(run: Path) -> dict[int, tuple[list[int], list[float]]]:
 
 
 def evaluation_rows(run: Path) -> list[dict]:
-    """The rows of the run's eval.csv, numbers converted (empty if it has none)."""
-    path = run / "eval.csv"
+    """The rows of the run's eval.csv (or of ``run`` itself, an eval.csv file), numbers converted (empty if none)."""
+    path = run if run.is_file() else run / "eval.csv"
     if not path.exists():
         return []
-    with path.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    for row in rows:
-        for key, value in row.items():
-            if key not in ("stage", "opponent"):
-                row[key] = float(value)
+    try:
+        with path.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        for row in rows:
+            if not PLOTTED <= set(row):
+                raise KeyError(PLOTTED - set(row))
+            for key, value in row.items():
+                if key not in ("stage", "opponent"):
+                    row[key] = float(value)
+    except (UnicodeDecodeError, csv.Error, KeyError, TypeError, ValueError):
+        raise ValueError(f"{path} is not an eval.csv written by packetrow train") from None
     return rows
 
 
@@ -49,18 +59,32 @@ def plot_run(run, out=None):
     import matplotlib.pyplot as plt
 
     run = Path(run)
-    if not run.is_dir():
-        raise FileNotFoundError(f"no run directory at {run} (expected the --out directory of packetrow train)")
-    out = Path(out) if out is not None else run / "curve.png"
-    training, rows = training_win_rates(run), evaluation_rows(run)
-    if not training and not rows:
-        raise FileNotFoundError(f"{run} has neither TensorBoard logs (tb/) nor eval.csv to plot")
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    if run.is_file():  # an eval.csv alone: the evaluations panel
+        out = Path(out) if out is not None else Path("curve.png")
+        training, rows = {}, evaluation_rows(run)
+        if not rows:
+            raise ValueError(f"{run} holds no evaluations")
+    elif run.is_dir():
+        out = Path(out) if out is not None else run / "curve.png"
+        training, rows = training_win_rates(run), evaluation_rows(run)
+        if not training and not rows:
+            raise FileNotFoundError(f"{run} has neither TensorBoard logs (tb/) nor eval.csv to plot")
+    else:
+        raise FileNotFoundError(f"no run directory or eval.csv at {run} (expected the --out directory of "
+                                "packetrow train, or an eval.csv such as models/ppo_packetrow_eval.csv)")
+    if run.is_file():
+        fig, right = plt.subplots(1, 1, figsize=(6, 4))
+        left = None
+    else:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     for n, (steps, rates) in training.items():
         left.plot([s / 1e6 for s in steps], rates, label=f"{n} players", linewidth=1)
         left.axhline(1 / n, linestyle=":", linewidth=0.8, color=left.lines[-1].get_color())
-    left.set(title="training games (last 500 episodes, pool opponents)", xlabel="learner steps (millions)",
-             ylabel="learner win rate")
+    if left is not None:
+        left.set(title="training games (last 500 episodes, pool opponents)", xlabel="learner steps (millions)",
+                 ylabel="learner win rate")
+    else:
+        right.set(ylabel="learner win rate")
     for (opponent, n) in sorted({(r["opponent"], int(r["num_players"])) for r in rows}):
         mine = sorted((r for r in rows if r["opponent"] == opponent and int(r["num_players"]) == n),
                       key=lambda r: r["timesteps"])
@@ -73,7 +97,7 @@ def plot_run(run, out=None):
                               label=f"vs {opponent}, {n} players")
         right.axhline(1 / n, linestyle=":", linewidth=0.8, color=line.lines[0].get_color())
     right.set(title="evaluations (seat-rotated, 95% intervals; dotted: 1/N)", xlabel="learner steps (millions)")
-    for axis in (left, right):
+    for axis in filter(None, (left, right)):
         axis.set_ylim(0, 1)
         axis.grid(alpha=0.3)
         if axis.lines:
@@ -87,7 +111,7 @@ def plot_run(run, out=None):
 def _run_curve_command(args) -> int:
     try:
         path = plot_run(args.run_dir, args.out)
-    except FileNotFoundError as error:
+    except (OSError, ValueError) as error:
         args.parser.error(str(error))
     print(f"Wrote {path}")
     return 0
@@ -99,7 +123,10 @@ def add_command(subparsers) -> None:
         "curve", help="plot a training run's win rates (training games and evaluations) to a PNG",
         description="Plot a run of packetrow train: the learner's win rate per player count in training games "
                     "(TensorBoard logs) and its evaluations against fixed bots (eval.csv), as a PNG.")
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="the run's output directory, e.g. runs/quick")
-    parser.add_argument("--out", metavar="PNG", help="the image to write (default RUN_DIR/curve.png)")
+    parser.add_argument("run_dir", metavar="RUN_DIR",
+                        help="the run's output directory, e.g. runs/quick; or an eval.csv alone (its evaluations "
+                             "only), e.g. models/ppo_packetrow_eval.csv")
+    parser.add_argument("--out", metavar="PNG", help="the image to write (default RUN_DIR/curve.png; for an "
+                                                     "eval.csv, curve.png in the current directory)")
     parser.set_defaults(run=_run_curve_command, parser=parser)
 
