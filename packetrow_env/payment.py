@@ -1,4 +1,4 @@
-"""How a shipment can be paid: its payment options (RULES.md R-SHIP-7).
+"""How a shipment can be paid: its payment options (docs/rules.md R-SHIP-7).
 
 A *payment* is a set of the player's hand cards and ships that fulfils the
 pending shipment (R-SHIP-1..5); it is *minimal* when no card can be left

@@ -1,4 +1,4 @@
-"""Payment options (RULES.md R-SHIP-7): exact, minimal, one per multiset of card names, in order; checked
+"""Payment options (docs/rules.md R-SHIP-7): exact, minimal, one per multiset of card names, in order; checked
 against exhaustive enumeration of the subsets of a hand written from the rules."""
 
 from __future__ import annotations
