@@ -7,9 +7,9 @@ import numpy as np
 from packetrow_env import actions
 from packetrow_env.cards import (ASSISTANT, BANKER, BUILDING, CAPTAIN, CONTRACT, GOLD, GOODS_KIND, MONEY, SHIP,
                                  TRADER)
-from packetrow_env.state import CHOOSE_BOARD, END_THRESHOLD, MUST_TAKE
-
-from .view import known_hand
+from packetrow_env.knowledge import known_hand
+from packetrow_env.scoring import leader_banker_points, time_left
+from packetrow_env.state import CHOOSE_BOARD, MUST_TAKE
 
 VP = 10.0  # dollars per victory point: 1 VP per full $10 of cash at the end (R-SCORE-2)
 UNIT_PRICE = 3.0  # what a missing unit of goods costs on the market, roughly
@@ -210,19 +210,25 @@ class _Context:
         self.observer = observer
         self._game = game
         self._needs = [None] * n
+        self._hands = [None] * n
         cash = [int(c) for c in s.cash[:n]]
         self.cash = cash
-        # deck_sizes, not deck_end: a loaded game's deck_end counts only the cards left (saved_game)
-        left = np.sort((s.deck_end - s.deck_top) / np.maximum(1, game.cards.deck_sizes))
-        # the game ends when END_THRESHOLD boards are exhausted: the threshold-th emptiest deck is the clock
-        self.time_left = float(min(1.0, max(0.15, 1.5 * left[END_THRESHOLD[n] - 1])))
+        self.time_left = time_left(s, game.cards, floor=0.15)
+
+    def known_hand(self, seat) -> list[int]:
+        """The cards of a seat's hand the observer knows (R-INFO-3, from packetrow_env.knowledge)."""
+        hand = self._hands[seat]
+        if hand is None:
+            game = self._game
+            hand = self._hands[seat] = known_hand(game.state, game.cards, self.observer, seat, "tracked")
+        return hand
 
     def needs(self, seat) -> _Needs:
         """What a seat's known hand wants."""
         needs = self._needs[seat]
         if needs is None:
             game = self._game
-            needs = self._needs[seat] = _Needs(game.cards, known_hand(game, self.observer, seat), game.ships(seat))
+            needs = self._needs[seat] = _Needs(game.cards, self.known_hand(seat), game.ships(seat))
         return needs
 
     def budget(self, seat) -> int:
@@ -240,12 +246,7 @@ class _Context:
     def has_assistant(self, seat) -> bool:
         """Whether a seat holds an assistant (known: assistants are taken face up)."""
         game = self._game
-        return any(game.cards.kind_of[c] == ASSISTANT for c in known_hand(game, self.observer, seat))
-
-
-def _banker_points(num_players: int) -> int:
-    """VP per banker for the most cash (R-SCORE-3)."""
-    return 2 if num_players <= 3 else 3
+        return any(game.cards.kind_of[c] == ASSISTANT for c in self.known_hand(seat))
 
 
 def card_value(game, context: _Context, seat: int, card: int) -> float:
@@ -270,15 +271,15 @@ def card_value(game, context: _Context, seat: int, card: int) -> float:
             value -= 0.5 * (reserve - left) * time_left
         # R-SCORE-3: with bankers, keep (or keep a chance at) the cash lead, with a margin for what others still earn
         if needs.bankers and left < context.runner_up(seat) + LEAD_MARGIN * time_left:
-            value -= VP * _banker_points(len(context.cash)) * needs.bankers * BANKER_LEAD
+            value -= VP * leader_banker_points(len(context.cash)) * needs.bankers * BANKER_LEAD
         return value
     if kind in (CONTRACT, GOODS_KIND, GOLD, SHIP, CAPTAIN, TRADER):  # what the card adds to the hand's contracts
-        hand = known_hand(game, context.observer, seat)
+        hand = context.known_hand(seat)
         ships = game.ships(seat)
         after = _Needs(cards, hand, ships + [card]) if kind == SHIP else _Needs(cards, hand + [card], ships)
         return after.potential(time_left) - needs.potential(time_left) - cost + FLEXIBILITY.get(kind, 0.0)
     if kind == BANKER:
-        return VP * _banker_points(len(context.cash)) * (BANKER_LEAD if context.leading(seat) else BANKER_TRAILING)
+        return VP * leader_banker_points(len(context.cash)) * (BANKER_LEAD if context.leading(seat) else BANKER_TRAILING)
     if kind == ASSISTANT:
         return 2.0
     return 0.0

@@ -15,7 +15,7 @@ refill deals fresh cards; these become public, so the child is keyed by the acti
 supplies (a chance outcome), never merging positions that a player could tell apart.
 
 Rewards. Each player gets a reward in [-1, 1] and every edge backs up the reward of its own actor.
-At the end of a game it is the rank reward of ``packetrow_env.env.final_rewards(scores, "rank")``, which
+At the end of a game it is the rank reward of ``packetrow_env.scoring.rank_rewards(scores)``, which
 equals the mean over opponents of +1 / 0 / -1 (beat, tie, lost to), blended with a small margin term
 so the search still prefers a bigger lead when every line wins. At a rollout cutoff the same pairwise
 mean is used with ``tanh(vp difference / eval_scale)`` on the static evaluation below, so a cut-off
@@ -27,7 +27,7 @@ Static evaluation (estimated final VP of a seat, fractional):
   + ``partial_weight`` x clock x reward x progress of his other contracts / 10, progress = share of the
     units held (goods, gold) x 1 with a ship for the destination (or a captain and any ship), else x 0.5;
     clock = time left, from the deck that ends the game first (1 early, falling to 0.1)
-  + banker VP (R-SCORE-3) on those cash estimates.
+  + banker VP (``scoring.banker_points``, R-SCORE-3) on those cash estimates.
 Cash counts linearly (the floor of R-SCORE-2 only matters at the very end).
 
 Rollouts. From the new node the rollout policy ("random": uniform legal; "heuristic": HeuristicAgent)
@@ -36,10 +36,9 @@ the evaluation sees every seat after the same number of takes. Defaults (rollout
 exploration=1.0, partial_weight=0.25, eval_scale=3) come from 2-player matches; at 0.1 s per move
 random rollouts beat heuristic ones (about 2 random rollouts cost what 1 heuristic one does).
 
-No cheating: the search sees hidden cards only through determinisations. The sampler permutes the cards
-it is given, so its output would depend on the true hidden order; the agent therefore first replaces the
-hidden part of the position by a canonical one (each unknown pool sorted), which depends only on what
-the acting seat knows. Hence two games that differ only in hidden cards get the same action for a seed.
+No cheating: the search sees hidden cards only through determinisations, and a determinisation depends
+only on what the acting seat knows (the sampler deals each unknown pool from its sorted cards), so two
+games that differ only in hidden cards get the same action for a seed.
 """
 
 from __future__ import annotations
@@ -50,10 +49,11 @@ import time
 
 import numpy as np
 
-from packetrow_env.cards import ASSISTANT, BANKER, BUILDING, CAPTAIN, CONTRACT, GOLD, GOODS_KIND, MONEY, SHIP, START
+from packetrow_env.cards import BANKER, BUILDING, CAPTAIN, CONTRACT, GOLD, GOODS_KIND, MONEY
 from packetrow_env.engine import Game
+from packetrow_env.scoring import banker_points, rank_rewards, time_left
 from packetrow_env.shipping import best_fulfilment
-from packetrow_env.state import END_THRESHOLD, HAND, SHIPS
+from packetrow_env.state import HAND, SHIPS
 
 ROLLOUTS = ("random", "heuristic")
 DEFAULT_ITERATIONS = 1000
@@ -126,11 +126,10 @@ class ISMCTSAgent:
             return int(legal[0])
         seat = game.current_player
         root = _Node()
-        canonical = _canonical(game, seat)
         deadline = None if self.seconds_per_move is None else time.perf_counter() + self.seconds_per_move
         count = 0
         while True:
-            self._iterate(root, canonical, seat)
+            self._iterate(root, game, seat)
             count += 1
             if deadline is None:
                 if count >= self.iterations:
@@ -144,10 +143,10 @@ class ISMCTSAgent:
         return int(best)
 
     # ---------------------------------------------------------------- search
-    def _iterate(self, root: "_Node", canonical: Game, seat: int) -> None:
+    def _iterate(self, root: "_Node", position: Game, seat: int) -> None:
         """One determinise-select-expand-rollout-backup pass."""
         rng = self._rng
-        game = canonical.sample_determinization(seat, self._np_rng)
+        game = position.sample_determinization(seat, self._np_rng)
         state = game.state
         node = root
         path = []
@@ -227,21 +226,15 @@ class _Node:
 
 # ------------------------------------------------------------------------ rewards and evaluation
 def terminal_rewards(game: Game) -> list[float]:
-    """Rank reward (mean of +1/0/-1 against each opponent) blended with a small VP-margin term."""
+    """Rank reward (``scoring.rank_rewards``: the mean of +1/0/-1 against each opponent) blended with a small
+    VP-margin term."""
     scores = game.scores()
     n = len(scores)
-    keys = [(row["vp"], row["cash"]) for row in scores]
     vps = [row["vp"] for row in scores]
     m = TERMINAL_MARGIN_WEIGHT
-    out = []
-    for p in range(n):
-        rank = margin = 0.0
-        for q in range(n):
-            if q != p:
-                rank += (keys[p] > keys[q]) - (keys[p] < keys[q])
-                margin += math.tanh((vps[p] - vps[q]) / 5.0)
-        out.append(((1 - m) * rank + m * margin) / (n - 1))
-    return out
+    tanh = math.tanh
+    return [(1 - m) * rank + m * sum(tanh((vps[p] - vps[q]) / 5.0) for q in range(n) if q != p) / (n - 1)
+            for p, rank in enumerate(rank_rewards(scores))]
 
 
 def pairwise_rewards(values: list[float], scale: float) -> list[float]:
@@ -294,13 +287,7 @@ def estimate_vp(game: Game, partial_weight: float = 0.25) -> list[float]:
             hands[code - HAND].append(c)
     cash = s.cash[:n].tolist()
     points = [0.0] * n
-    # Unfinished contracts are worth less as the game runs out: it ends when END_THRESHOLD boards are
-    # exhausted, so the threshold-th emptiest deck is the clock.
-    # (deck_sizes, not deck_end: a loaded game's deck_end counts only the cards left)
-    sizes = game.cards.deck_sizes.tolist()
-    left = sorted(((end - top) / size if size else 0.0)
-                  for top, end, size in zip(s.deck_top.tolist(), s.deck_end.tolist(), sizes))
-    clock = min(1.0, max(0.1, 1.5 * left[END_THRESHOLD[n] - 1]))
+    clock = time_left(s, game.cards, floor=0.1)  # unfinished contracts are worth less as the game runs out
     bankers = [0] * n
     for p in range(n):
         building = 0
@@ -346,43 +333,8 @@ def estimate_vp(game: Game, partial_weight: float = 0.25) -> list[float]:
                         progress *= 0.5
                     partial += reward[c] * progress
         points[p] = building + partial_weight * clock * partial / 10.0
-    top = max(cash)
-    if n <= 3:
-        per = [2 if x == top else 0 for x in cash]
-    elif cash.count(top) > 1:
-        per = [3 if x == top else 0 for x in cash]
-    else:
-        second = max(x for x in cash if x != top)
-        per = [3 if x == top else 1 if x == second else 0 for x in cash]
+    per = banker_points(cash)
     return [points[p] + cash[p] / 10.0 + per[p] * bankers[p] for p in range(n)]
-
-
-# ------------------------------------------------------------------------ no cheating
-def _canonical(game: Game, seat: int) -> Game:
-    """The position with every card ``seat`` cannot locate put in a canonical place (sorted pools)."""
-    cards = game.cards
-    board_of = cards.board.tolist()
-    data = game.to_dict()
-    removed = data["removed"]
-    new_removed = []
-    for b, board in enumerate(data["boards"]):  # a board's deck cards and its unseen removed cards: one pool
-        deck = board["deck"]
-        pool = sorted(deck + [c for c in removed if board_of[c] == b])
-        board["deck"] = pool[:len(deck)]
-        new_removed += pool[len(deck):]
-    hidden = [q for q, player in enumerate(data["players"])
-              if q != seat and player["starting_contract"] in player["hand"]
-              and player["starting_contract"] not in data["pending_shipment"]]
-    spare = [c for c in removed if board_of[c] == START]
-    pool = sorted([data["players"][q]["starting_contract"] for q in hidden] + spare)
-    for q, new in zip(hidden, pool):
-        player = data["players"][q]
-        old = player["starting_contract"]
-        player["hand"] = sorted([c for c in player["hand"] if c != old] + [new])
-        player["starting_contract"] = new
-    new_removed += pool[len(hidden):]
-    data["removed"] = sorted(new_removed)
-    return Game.from_dict(data, cards=cards)
 
 
 def _heuristic(seed: int):

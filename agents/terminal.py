@@ -21,9 +21,11 @@ import numpy as np
 
 from packetrow_env import actions
 from packetrow_env.cards import BANKER, BOARDS, CONTRACT, MONEY, START
-from packetrow_env.engine import Game, _banker_points
+from packetrow_env.engine import Game
+from packetrow_env.knowledge import known_hands as _known_hands
 from packetrow_env.render import (card_text, contract_text, describe_action, future_supply, render, scores_lines,
                                   seat_label, shipment_text)
+from packetrow_env.scoring import banker_points
 from packetrow_env.state import END_THRESHOLD, MAX_PLAYERS, MIN_PLAYERS
 
 SAVE_FORMAT = "packetrow-play"
@@ -161,9 +163,7 @@ class HumanAgent:
 
 def known_hands(game, seat: int) -> list[list[int]]:
     """Each seat's hand as ``seat`` knows it (R-INFO-3): his own whole, an opponent's without his held starting contract."""
-    starts = game.state.starting_contract
-    return [game.hand(p) if p == seat else [c for c in game.hand(p) if c != int(starts[p])]
-            for p in range(game.num_players)]
+    return _known_hands(game.state, game.cards, seat, "tracked")
 
 
 def standing_text(game, seat: int, names=None) -> str:
@@ -177,7 +177,7 @@ def standing_text(game, seat: int, names=None) -> str:
         hand = hands[p]
         cash.append(rows[p]["cash"] + sum(int(cards.money[c]) for c in hand))
         bankers.append(sum(int(cards.kind[c] == BANKER) for c in hand))
-    per_banker = _banker_points(cash)
+    per_banker = banker_points(cash)
     vp = [rows[p]["building_vp"] + cash[p] // 10 + per_banker[p] * bankers[p] for p in range(n)]
     labels = [seat_label(p, seat, names) for p in range(n)]
     width = max(len(label) for label in labels)

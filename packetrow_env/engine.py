@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import operator
+from functools import lru_cache
 from itertools import combinations
 
 import numpy as np
 
 from . import actions, shipping
 from .cards import ASSISTANT, BANKER, BOARDS, BUILDING, MONEY, SHIP, START, Catalogue, resolve
+from .scoring import banker_points
 from .state import (CHOOSE_BOARD, CURRENT, DECK, DISCARD, END_THRESHOLD, FUTURE, FUTURE_SLOTS, HAND, MAX_PLAYERS,
                     MAX_SUPPLY, MIN_PLAYERS, MUST_TAKE, OVER, PHASES, REMOVED, SHIPS, STARTING_CASH, TAKE,
                     TWO_PLAYER_REMOVAL, State)
@@ -136,10 +138,11 @@ class Game:
         game._scores = self._scores
         return game
 
-    def sample_determinization(self, observer: int, rng: np.random.Generator) -> "Game":
-        """A full game consistent with everything ``observer`` knows, hidden cards re-dealt uniformly."""
+    def sample_determinization(self, observer: int, rng: np.random.Generator, mode: str = "tracked") -> "Game":
+        """A new full game consistent with everything ``observer`` knows in ``mode`` (tracked, online, full),
+        the cards he cannot place re-dealt uniformly (``determinization.sample``)."""
         from .determinization import sample
-        return sample(self, observer, rng)
+        return Game(sample(self.state, self.cards, observer, rng, mode), self.cards)
 
     def to_dict(self) -> dict:
         """The position as plain JSON types (schema version 1, DESIGN.md)."""
@@ -426,9 +429,9 @@ class Game:
             kinds = cards.kind[hand]
             rows.append({"building_vp": int(cards.vp[hand][kinds == BUILDING].sum()),
                          "money_vp": cash[p] // 10, "bankers": int((kinds == BANKER).sum())})
-        banker_points = _banker_points(cash)
+        per_banker = banker_points(cash)
         for p, row in enumerate(rows):
-            row["banker_vp"] = banker_points[p] * row.pop("bankers")
+            row["banker_vp"] = per_banker[p] * row.pop("bankers")
             row["vp"] = row["building_vp"] + row["money_vp"] + row["banker_vp"]
             row["cash"] = cash[p]
         best = max((row["vp"], row["cash"]) for row in rows)  # R-SCORE-4
@@ -438,19 +441,6 @@ class Game:
             self._scores = result
             return [dict(row) for row in result]
         return result
-
-
-def _banker_points(cash: list[int]) -> list[int]:
-    """VP per banker for each seat (R-SCORE-3)."""
-    n = len(cash)
-    top = max(cash)
-    if n <= 3:
-        return [2 if c == top else 0 for c in cash]
-    leaders = sum(c == top for c in cash)
-    if leaders > 1:
-        return [3 if c == top else 0 for c in cash]
-    second = max(c for c in cash if c != top)
-    return [3 if c == top else 1 if c == second else 0 for c in cash]
 
 
 def _refill(s: State, b: int):
@@ -490,10 +480,13 @@ def _cheapest_cover(cards: Catalogue, hand: list[int], shortfall: int) -> list[i
     raise AssertionError("a take was allowed that the player cannot pay for")  # the mask forbids it
 
 
+@lru_cache(maxsize=8)
 def _discard_locations(cards: Catalogue) -> np.ndarray:
-    """Each card's discard pile; starting contracts have a guildhall back (CARDS.md)."""
+    """Each card's discard pile; starting contracts have a guildhall back (CARDS.md). Cached, read-only."""
     board = cards.board.astype(np.int32)
-    return np.where(board == START, DISCARD + 0, DISCARD + board)
+    piles = np.where(board == START, DISCARD + 0, DISCARD + board)
+    piles.flags.writeable = False
+    return piles
 
 
 __all__ = ["Game", "IllegalActionError", "BOARDS"]

@@ -9,13 +9,13 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-from . import actions, render as text
+from . import actions, knowledge, render as text
 from .cards import resolve
 from .engine import Game, IllegalActionError
 from .observation import MODES, encoder
+from .scoring import REWARD_MODES, final_rewards
 from .state import MAX_PLAYERS, MIN_PLAYERS
 
-REWARD_MODES = ("rank", "win", "vp")
 ILLEGAL_ACTIONS = ("raise", "penalize")
 RENDER_MODES = ("ansi", "human")
 
@@ -24,25 +24,6 @@ def check_option(name, value, allowed):
     """Raise a ValueError naming the option and its allowed values unless ``value`` is one of them."""
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
-
-
-def final_rewards(scores: list[dict], reward_mode: str) -> list[float]:
-    """Terminal reward per seat (R-SCORE-4 order): rank (+1 first .. -1 last, ties share), win, or vp."""
-    check_option("reward_mode", reward_mode, REWARD_MODES)
-    n = len(scores)
-    if reward_mode == "win":
-        return [1.0 if row["winner"] else 0.0 for row in scores]
-    if reward_mode == "vp":
-        total = sum(row["vp"] for row in scores)
-        return [row["vp"] - (total - row["vp"]) / (n - 1) for row in scores]
-    keys = [(row["vp"], row["cash"]) for row in scores]
-    ranked = sorted(keys, reverse=True)
-    value = [1.0 - 2.0 * r / (n - 1) for r in range(n)]
-    rewards = []
-    for key in keys:  # tied seats share the mean of the places they occupy
-        places = [r for r, other in enumerate(ranked) if other == key]
-        rewards.append(sum(value[r] for r in places) / len(places))
-    return rewards
 
 
 class raw_env(AECEnv):
@@ -71,7 +52,7 @@ class raw_env(AECEnv):
         self._encoder = encoder(self.cards)
         self.possible_agents = [f"player_{p}" for p in range(num_players)]
         self._seat = {agent: p for p, agent in enumerate(self.possible_agents)}
-        size = self._encoder.size
+        size = self._encoder.size_of(observation_mode)
         self.observation_spaces = {agent: spaces.Dict({
             "observation": spaces.Box(0.0, self._encoder.high, (size,), np.float32),
             "action_mask": spaces.Box(0, 1, (actions.NUM_ACTIONS,), np.int8)}) for agent in self.possible_agents}
@@ -176,14 +157,8 @@ class raw_env(AECEnv):
         """The table as ``agent`` (default: the agent to act) may see it."""
         seat = self._seat[agent or self.agent_selection]
         game = self.game
-        known = None
-        if self.observation_mode != "table":
-            known = []
-            for p in range(game.num_players):
-                start = int(game.state.starting_contract[p])
-                hidden = self.observation_mode == "tracked" and p != seat
-                known.append([c for c in game.hand(p) if not (hidden and c == start)])
-        return text.render(game, seat=seat, known_hands=known)
+        known = knowledge.known_hands(game.state, game.cards, seat, self.observation_mode)
+        return text.render(game, seat=seat, known_hands=None if None in known else known)
 
     def render(self):
         """Text of the table for the agent to act: returned in 'ansi' mode, printed in 'human' mode."""

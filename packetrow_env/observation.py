@@ -6,12 +6,14 @@ contract is its own type (in contract-number order, as in the action layout), ot
 same effect share one (three ships to Spain are one type). ``layout(mode)`` lists the pieces with
 their offsets and shapes; the README's observation table is generated from it.
 
-Modes:
+What the observer knows in each mode is decided by ``knowledge`` (one owner); this module only lays it out:
 - ``tracked`` (default): what a player with perfect memory knows (R-INFO-3): each opponent's hand
   minus his starting contract while he still holds it (every other hand card was taken face up).
+- ``online``: the online edition's view (R-INFO-4): the tracked vector followed by one more piece,
+  ``deck_contents`` (each deck's cards by type, not their order).
 - ``table``: only what is on the table now: no opponent hand contents or sizes.
-- ``full``: everything, opponents' hands included. Not a fair observation: for debugging and
-  privileged critics only.
+- ``full``: everything, opponents' hands included, with ``deck_contents`` as in online. Not a fair
+  observation: for debugging and privileged critics only.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from functools import lru_cache
 
 import numpy as np
 
+from . import knowledge
 from .cards import CONTRACT, DESTINATIONS, KINDS, NUM_CONTRACTS, SHIP, Catalogue, resolve
-from .state import (DECK, DISCARD, FUTURE_SLOTS, HAND, LAYOUT, MAX_DECK, MAX_PLAYERS, MAX_SUPPLY, NUM_LOCATIONS,
-                    REMOVED, SHIPS, STARTING_CASH)
+from .knowledge import DECK_CONTENTS_MODES, MODES, UNKNOWN, check_mode
+from .state import (DECK, DISCARD, FUTURE_SLOTS, HAND, LAYOUT, MAX_DECK, MAX_PLAYERS, MAX_SUPPLY, NUM_BOARDS,
+                    NUM_LOCATIONS, REMOVED, SHIPS, STARTING_CASH)
 
-MODES = ("tracked", "table", "full")
 SEAT_FEATURES = ("present", "cash", "has_piece", "harbour_master", "to_act")
 CASH_SCALE = 25.0
 ROUND_SCALE = 20.0
@@ -77,17 +80,23 @@ def _spec(num_types: int) -> list[tuple[str, tuple[int, ...], str]]:
          f"per seat (self, then clockwise; zeros = no such seat): present, cash / {CASH_SCALE:g}, has not taken "
          "this round, is harbour master, is to act"),
         ("holds_starting_contract", (MAX_PLAYERS,), "per seat: still holds his starting contract (opponents: "
-         "tracked and full only)"),
+         "all modes but table)"),
         ("ships", (MAX_PLAYERS, len(DESTINATIONS)), "per seat: merchant ships face up, by destination"),
         ("pending_shipment", (NUM_CONTRACTS,), "contracts staged for the next shipment, by contract number"),
         ("current_supply", (4, MAX_SUPPLY, f), "per board and slot: one-hot card type (zeros = empty slot)"),
         ("future_supply", (4, FUTURE_SLOTS, f), "per board and future slot: one-hot card type"),
         ("hands", (MAX_PLAYERS, f), "per seat: card-type counts of the hand as the mode reveals it (own hand; "
-         "opponents: cards known from their takes (tracked), nothing (table), everything (full))"),
+         "opponents: cards known from their takes (tracked, online), nothing (table), everything (full))"),
         ("discarded", (f,), "card-type counts of all discard piles"),
-        ("unseen", (f,), "card-type counts of the cards the observer cannot locate (decks, removed cards, "
-         "hidden hand cards)"),
+        ("unseen", (f,), "card-type counts of the cards out of the observer's sight: removed cards, hidden hand "
+         "cards, and the decks' cards where the mode does not show them (all but online and full)"),
     ]
+
+
+def _mode_spec(num_types: int) -> list[tuple[str, tuple[int, ...], str]]:
+    """The pieces only the modes that know each deck's contents (R-INFO-4) append to the vector."""
+    return [("deck_contents", (NUM_BOARDS, num_types), "per board: card-type counts of the cards its deck still "
+             "holds, not their order (online and full only: R-INFO-4)")]
 
 
 # Rows of the card-count block (each num_types wide), in layout order.
@@ -97,7 +106,8 @@ _HAND_ROWS = _FUTURE_ROWS + 4 * FUTURE_SLOTS
 _DISCARDED_ROW = _HAND_ROWS + MAX_PLAYERS
 _UNSEEN_ROW = _DISCARDED_ROW + 1
 _BLOCK_ROWS = _UNSEEN_ROW + 1
-_TRASH_ROW = _BLOCK_ROWS  # counted elsewhere (ships) or overwritten (supplies)
+_DECK_ROWS = _BLOCK_ROWS  # online and full only: appended after the common vector
+_TRASH_ROW = _DECK_ROWS + NUM_BOARDS  # counted elsewhere (ships) or overwritten (supplies)
 
 
 class Encoder:
@@ -112,8 +122,12 @@ class Encoder:
         for name, shape, description in _spec(f):
             self.pieces.append(Piece(name, offset, shape, description))
             offset += int(np.prod(shape))
-        self.size = offset
-        self._slices = [(p.name, slice(p.offset, p.offset + p.size), p.shape) for p in self.pieces]
+        self.size = offset  # of the modes without deck contents (tracked, table); see size_of
+        self._mode_pieces = []
+        for name, shape, description in _mode_spec(f):
+            self._mode_pieces.append(Piece(name, offset, shape, description))
+            offset += int(np.prod(shape))
+        self._sizes = {mode: offset if mode in DECK_CONTENTS_MODES else self.size for mode in MODES}
         by_name = {p.name: p for p in self.pieces}
         self._header = by_name["ships"].offset
         self._ships = slice(by_name["ships"].offset, by_name["ships"].offset + by_name["ships"].size)
@@ -131,24 +145,32 @@ class Encoder:
         assert future[0] == current[0] + int(np.prod(current[1]))
         self._supply = slice(current[0], future[0] + int(np.prod(future[1])))
 
+    def pieces_of(self, mode: str) -> list[Piece]:
+        """The pieces of a mode's vector, in order."""
+        return self.pieces + self._mode_pieces if check_mode(mode) in DECK_CONTENTS_MODES else list(self.pieces)
+
+    def size_of(self, mode: str) -> int:
+        """The length of a mode's vector."""
+        return self._sizes[check_mode(mode)]
+
     def _observer(self, n: int, seat: int, mode: str):
         """Lookup tables of one observer: location -> count key, seats in his order, location -> ship key."""
         key = (n, seat, mode)
         tables = self._row_tables.get(key)
         if tables is None:
-            if mode not in MODES:
-                raise ValueError(f"unknown observation mode {mode!r}; allowed: {', '.join(MODES)}")
-            rows = np.full(NUM_LOCATIONS, _TRASH_ROW, dtype=np.int64)
-            rows[DECK:DECK + 4] = _UNSEEN_ROW
+            view = knowledge.location_view(n, seat, mode)  # true location -> the location the observer sees
+            rows = np.full(NUM_LOCATIONS + 1, _TRASH_ROW, dtype=np.int64)  # seen location -> count row
+            rows[DECK:DECK + NUM_BOARDS] = _DECK_ROWS + np.arange(NUM_BOARDS)
             rows[REMOVED] = _UNSEEN_ROW
-            rows[DISCARD:DISCARD + 4] = _DISCARDED_ROW
+            rows[UNKNOWN] = _UNSEEN_ROW
+            rows[DISCARD:DISCARD + NUM_BOARDS] = _DISCARDED_ROW
             ships = np.full(NUM_LOCATIONS, MAX_PLAYERS * len(DESTINATIONS), dtype=np.int64)  # past the piece
             for q in range(n):
                 k = (q - seat) % n
-                rows[HAND + q] = _UNSEEN_ROW if mode == "table" and k else _HAND_ROWS + k
+                rows[HAND + q] = _HAND_ROWS + k
                 ships[SHIPS + q] = k * len(DESTINATIONS)
             order = [(seat + k) % n for k in range(n)]
-            tables = self._row_tables[key] = (rows * self.num_types, order, ships)
+            tables = self._row_tables[key] = (rows[view[:NUM_LOCATIONS]] * self.num_types, order, ships)
         return tables
 
     def encode(self, game, seat: int, mode: str = "tracked") -> np.ndarray:
@@ -162,18 +184,17 @@ class Encoder:
         supply = s.buffer[self._supply]
         filled = supply >= 0
         key[supply[filled]] = self._supply_keys[filled]
-        starts = s.starting_contract[:n]
-        where = (location[starts] - HAND).tolist()
-        holds = [int(where[q] == q) for q in order]
-        if mode == "tracked":  # opponents' starting contracts still in hand are hidden (R-INFO-3)
-            hidden = [int(starts[q]) for k, q in enumerate(order) if k and holds[k]]
-            key[hidden] = _UNSEEN_ROW * f
-        elif mode == "table":
-            holds[1:] = [0] * (n - 1)
+        hidden, known_holds = knowledge.starting_contracts(s, self.cards, seat, mode)  # mode checked by _observer
+        if hidden:
+            key[hidden] = _UNSEEN_ROW * f  # R-INFO-3
+        holds = [known_holds[q] or 0 for q in order]
 
-        out = np.empty(self.size, dtype=np.float32)
+        size = self._sizes[mode]
+        out = np.empty(size, dtype=np.float32)
         counts = np.bincount(key + self.type_of, minlength=(_TRASH_ROW + 1) * f)
         out[self._block] = counts[:_BLOCK_ROWS * f]
+        if size != self.size:  # deck_contents (R-INFO-4)
+            out[self.size:] = counts[_DECK_ROWS * f:_TRASH_ROW * f]
 
         over = s.phase == 3
         phase = [0.0] * 4
@@ -207,8 +228,9 @@ class Encoder:
         return self.encode(game, 0, "full")
 
     def split(self, vector: np.ndarray) -> dict[str, np.ndarray]:
-        """The named pieces of an observation vector, reshaped."""
-        return {name: vector[sl].reshape(shape) for name, sl, shape in self._slices}
+        """The named pieces of an observation vector of any mode (told apart by its length), reshaped."""
+        pieces = self.pieces + self._mode_pieces if len(vector) > self.size else self.pieces
+        return {p.name: vector[p.offset:p.offset + p.size].reshape(p.shape) for p in pieces}
 
 
 @lru_cache(maxsize=8)
@@ -219,14 +241,21 @@ def encoder(cards: Catalogue | None = None) -> Encoder:
 
 def layout(mode: str = "tracked", cards: Catalogue | None = None) -> list[Piece]:
     """The pieces of the observation vector of ``mode``: name, offset, shape, description."""
-    if mode not in MODES:
-        raise ValueError(f"unknown observation mode {mode!r}; allowed: {', '.join(MODES)}")
-    return list(encoder(cards).pieces)
+    return encoder(cards).pieces_of(mode)
+
+
+def added_pieces_table(mode: str = "online", cards: Catalogue | None = None) -> str:
+    """The pieces ``mode`` appends to the tracked vector, as a Markdown table (the README's second table)."""
+    base = {p.name for p in layout("tracked", cards)}
+    rows = ["| piece | offset | shape | meaning |", "|---|---|---|---|"]
+    rows += [f"| `{p.name}` | {p.offset} | {p.shape} | {p.description} |" for p in layout(mode, cards)
+             if p.name not in base]
+    return "\n".join(rows) + f"\n\nTotal in {mode} mode: {encoder(cards).size_of(mode)} float32 values."
 
 
 def layout_table(mode: str = "tracked", cards: Catalogue | None = None) -> str:
     """The observation layout as a Markdown table (the README's table is generated by this)."""
     rows = ["| piece | offset | shape | meaning |", "|---|---|---|---|"]
     rows += [f"| `{p.name}` | {p.offset} | {p.shape} | {p.description} |" for p in layout(mode, cards)]
-    size = encoder(cards).size
+    size = encoder(cards).size_of(mode)
     return "\n".join(rows) + f"\n\nTotal: {size} float32 values."

@@ -18,7 +18,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from packetrow_env import cards
-from packetrow_env.determinization import sample
 from packetrow_env.engine import Game
 from tests.positions import CARDS, DOCKS, GUILDHALL, MARKET, Position
 
@@ -28,6 +27,10 @@ ALPHA_CRITICAL_P = 0.001
 
 
 # ---------------------------------------------------------------- helpers
+
+def _sample(game: Game, observer, rng, mode: str = "tracked") -> Game:
+    return game.sample_determinization(observer, rng, mode)
+
 
 def play(game: Game, steps: int, seed: int) -> Game:
     """Random legal play: ``steps`` actions, or fewer if the game ends."""
@@ -157,7 +160,7 @@ def test_R_INFO_sample_is_consistent_in_random_positions(n, seed, steps, observe
     original = position(n, seed, steps)
     original.legal_action_mask()  # fill the caches the sample copies
     before = original.to_dict()
-    determinized = sample(original, observer, np.random.default_rng(sample_seed))
+    determinized = _sample(original, observer, np.random.default_rng(sample_seed))
     assert_consistent(original, determinized, observer)
     assert original.to_dict() == before
 
@@ -269,7 +272,7 @@ def test_uniform_starting_contracts_among_opponents_and_the_removed():
     rng = np.random.default_rng(2024)
     held_by_1, where = Counter(), Counter()
     for _ in range(4400):
-        starting = sample(original, 0, rng).state.starting_contract[:4].tolist()
+        starting = _sample(original, 0, rng).state.starting_contract[:4].tolist()
         held_by_1[starting[1]] += 1
         where[starting.index(tracked) if tracked in starting else "removed"] += 1
     assert_uniform(held_by_1, {c: 1 / 11 for c in pool})
@@ -287,7 +290,7 @@ def test_uniform_deck_position_with_two_player_removal():
     rng = np.random.default_rng(99)
     where = Counter()
     for _ in range(3800):
-        s = sample(original, 1, rng).state
+        s = _sample(original, 1, rng).state
         row = s.deck[DOCKS, s.deck_top[DOCKS]:s.deck_end[DOCKS]].tolist()
         where[row.index(tracked) if tracked in row else "removed"] += 1
     probabilities = {k: 1 / (size + 6) for k in range(size)}
@@ -304,7 +307,7 @@ def test_uniform_joint_deck_order():
     rng = np.random.default_rng(5)
     orders = Counter()
     for _ in range(2400):
-        s = sample(original, 2, rng).state
+        s = _sample(original, 2, rng).state
         orders[tuple(s.deck[MARKET, s.deck_top[MARKET]:s.deck_end[MARKET]].tolist())] += 1
     assert_uniform(orders, {order: 1 / 24 for order in permutations(pool)})
 
@@ -314,15 +317,15 @@ def test_uniform_joint_deck_order():
 def test_same_rng_state_same_sample_and_different_states_differ():
     """Deterministic for a given generator state; different states give different samples."""
     original = position(3, seed=2, steps=20)
-    a = sample(original, 1, np.random.default_rng(42)).to_dict()
-    b = sample(original, 1, np.random.default_rng(42)).to_dict()
+    a = _sample(original, 1, np.random.default_rng(42)).to_dict()
+    b = _sample(original, 1, np.random.default_rng(42)).to_dict()
     assert a == b
-    samples = [sample(original, 1, np.random.default_rng(seed)).to_dict() for seed in range(20)]
+    samples = [_sample(original, 1, np.random.default_rng(seed)).to_dict() for seed in range(20)]
     decks = {tuple(tuple(board["deck"]) for board in d["boards"]) for d in samples}
     assert len(decks) == 20
     assert len({str(d["rng"]) for d in samples}) == 20
     rng = np.random.default_rng(0)
-    first, second = sample(original, 1, rng).to_dict(), sample(original, 1, rng).to_dict()
+    first, second = _sample(original, 1, rng).to_dict(), _sample(original, 1, rng).to_dict()
     assert first != second  # the generator moves on
 
 
@@ -381,3 +384,88 @@ def test_R_INFO_2_same_rng_same_sample_on_hidden_twins():
                 assert sample == expected, name
                 checked += 1
     assert checked >= 12
+
+
+# ---------------------------------------------------------------- online mode (R-INFO-4)
+
+@settings(max_examples=25, deadline=None, derandomize=True, database=None)
+@given(n=st.integers(2, 5), seed=st.integers(0, 2**31 - 1), steps=st.integers(0, 250), sample_seed=st.integers(0, 99))
+def test_R_INFO_4_online_sample_keeps_each_decks_contents(n, seed, steps, sample_seed):
+    """R-INFO-4: an online sample is consistent with the tracked knowledge, and each deck keeps its contents and each
+    board its removed cards; only deck order and hidden starting contracts are re-dealt."""
+    original = position(n, seed, steps)
+    before = original.to_dict()
+    observer = seed % n
+    determinized = _sample(original, observer, np.random.default_rng(sample_seed), "online")
+    assert original.to_dict() == before
+    rebuilt = assert_consistent(original, determinized, observer)
+    d0, d1 = before, rebuilt.to_dict()
+    for b in range(4):
+        assert sorted(d1["boards"][b]["deck"]) == sorted(d0["boards"][b]["deck"]), b
+        assert removed_of(d1, b) == removed_of(d0, b), b
+
+
+def test_R_INFO_4_online_sample_varies_the_deck_order():
+    """R-INFO-4: online samples shuffle each deck (its order is unknown) and deal the hidden starting contracts."""
+    original = position(2, 5, 12)
+    decks, starts = set(), set()
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        d = _sample(original, 0, rng, "online").to_dict()
+        decks.add(tuple(tuple(b["deck"]) for b in d["boards"]))
+        starts.add(d["players"][1]["starting_contract"])
+        assert [sorted(b["deck"]) for b in d["boards"]] == [sorted(b["deck"]) for b in original.to_dict()["boards"]]
+    assert len(decks) == 30
+    assert len(starts) > 3  # one of the 11 starting contracts the observer has not seen
+
+
+def test_R_INFO_4_online_and_tracked_samples_differ_only_in_what_online_knows():
+    """With 2 players a tracked sample re-deals removed cards into the decks; an online one never does."""
+    original = position(2, 9, 30)
+    removed = [removed_of(original.to_dict(), b) for b in range(4)]
+    rng = np.random.default_rng(1)
+    tracked = [_sample(original, 1, rng).to_dict() for _ in range(10)]
+    online = [_sample(original, 1, rng, "online").to_dict() for _ in range(10)]
+    assert any(removed_of(d, b) != removed[b] for d in tracked for b in range(4))
+    assert all(removed_of(d, b) == removed[b] for d in online for b in range(4))
+
+
+def test_uniform_deck_order_online():
+    """Online: the first card of a deck is uniform over the deck's cards (chi-square)."""
+    original = position(2, 4, 0)
+    deck = original.to_dict()["boards"][2]["deck"]
+    rng = np.random.default_rng(11)
+    observed = Counter(int(_sample(original, 0, rng, "online").state.deck_cards(2)[0]) for _ in range(60 * len(deck)))
+    assert_uniform(observed, {c: 1 / len(deck) for c in deck})
+
+
+def test_R_INFO_4_same_rng_same_online_sample_on_hidden_twins():
+    """The online sample depends only on what the online observer knows (deck order, hidden starts: not)."""
+    from tests.test_leaks import random_position, twins
+
+    rng = np.random.default_rng(5)
+    checked = 0
+    for n in (2, 3, 4, 5):
+        for seed in range(2):
+            data = random_position(n, seed, steps=25 + 20 * seed)
+            if data["phase"] == "over":
+                continue
+            seat = data["current_player"]
+            expected = Game.from_dict(data).sample_determinization(seat, np.random.default_rng(7), "online").to_dict()
+            for name, twin in twins(data, seat, rng, "online"):
+                got = Game.from_dict(twin).sample_determinization(seat, np.random.default_rng(7), "online").to_dict()
+                assert got == expected, name
+                checked += 1
+    assert checked >= 8
+
+
+def test_full_mode_sample_is_the_position_and_table_mode_is_refused():
+    original = position(3, 2, 40)
+    d = _sample(original, 0, np.random.default_rng(0), "full").to_dict()
+    d0 = original.to_dict()
+    assert d["rng"] != d0["rng"]
+    assert {k: v for k, v in d.items() if k != "rng"} == {k: v for k, v in d0.items() if k != "rng"}
+    with pytest.raises(ValueError, match="table mode"):
+        original.sample_determinization(0, np.random.default_rng(0), "table")
+    with pytest.raises(ValueError, match="unknown observation mode"):
+        original.sample_determinization(0, np.random.default_rng(0), "psychic")

@@ -13,10 +13,10 @@ import packetrow_env
 from packetrow_env.env import final_rewards
 from packetrow_env import IllegalActionError, actions, raw_env
 from packetrow_env.engine import Game
+from packetrow_env.knowledge import MODES
 from packetrow_env.observation import encoder
 
 PLAYER_COUNTS = (2, 3, 4, 5)
-MODES = ("tracked", "table", "full")
 SIZE = encoder().size
 
 
@@ -50,9 +50,10 @@ def test_pettingzoo_api_test_raw_env(n):
     api_test(raw_env(num_players=n), num_cycles=100)
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("n", PLAYER_COUNTS)
-def test_pettingzoo_seed_test(n):
-    seed_test(lambda: packetrow_env.env(num_players=n), num_cycles=100)
+def test_pettingzoo_seed_test(n, mode):
+    seed_test(lambda: packetrow_env.env(num_players=n, observation_mode=mode), num_cycles=100)
 
 
 def test_pettingzoo_seed_test_other_modes():
@@ -131,7 +132,7 @@ def test_masks_and_observations_through_a_whole_game(n, mode):
     for agent in env.agent_iter():
         obs, reward, terminated, truncated, info = env.last()
         assert set(obs) == {"observation", "action_mask"}
-        assert obs["observation"].dtype == np.float32 and obs["observation"].shape == (SIZE,)
+        assert obs["observation"].dtype == np.float32 and obs["observation"].shape == (encoder().size_of(mode),)
         assert obs["action_mask"].dtype == np.int8 and obs["action_mask"].shape == (48,)
         assert np.array_equal(obs["action_mask"], info["action_mask"])
         assert not truncated
@@ -228,7 +229,7 @@ def test_state_is_a_global_vector():
     env = packetrow_env.env(num_players=3)
     env.reset(seed=5)
     state = env.unwrapped.state()
-    assert isinstance(state, np.ndarray) and state.dtype == np.float32 and state.shape == (SIZE,)
+    assert isinstance(state, np.ndarray) and state.dtype == np.float32 and state.shape == (encoder().size_of("full"),)
     assert np.array_equal(state, encoder().encode(env.unwrapped.game, 0, "full"))
     assert np.array_equal(env.state(), state)
 

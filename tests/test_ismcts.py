@@ -91,8 +91,7 @@ def test_hidden_twins_get_the_same_action(n):
 
 def test_twin_check_catches_a_cheating_search(monkeypatch):
     """Control: a search that samples the true game (it sees hidden cards) is caught by the twin check."""
-    monkeypatch.setattr(ismcts, "_canonical", lambda game, seat: game)
-    monkeypatch.setattr(Game, "sample_determinization", lambda game, seat, rng: game.clone())
+    monkeypatch.setattr(Game, "sample_determinization", lambda game, seat, rng, mode="tracked": game.clone())
     rng = np.random.default_rng(0)
     differ = False
     for data in decision_positions(2, range(4), steps=(30, 80)):

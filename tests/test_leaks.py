@@ -1,10 +1,11 @@
-"""No observation leaks hidden information (R-INFO-1..3).
+"""No observation leaks hidden information (R-INFO-1..4).
 
 For a position and an observing seat p, a *hidden twin* is a game that differs from it only in what
 p cannot know (R-INFO-2): an opponent's still-held starting contract, the order of every deck, and in a
-two-player game which cards of a board were removed unseen. Everything p is given through the
-environment (observation vector, action mask, info, text render, who is to act) must be byte-identical
-between a position and its twins in the fair modes (tracked, table). A *public* change must change it.
+two-player game which cards of a board were removed unseen (except in ``online`` mode, which shows each
+deck's contents, R-INFO-4). Everything p is given through the environment (observation vector, action
+mask, info, text render, who is to act) must be byte-identical between a position and its twins in the
+fair modes (tracked, online, table). A *public* change must change it.
 
 The checks run through ``raw_env.reset(options={"state": ...})``, the way users load positions, and the
 file ends by proving the check can fail: deliberately leaky environments are caught by the same code.
@@ -29,7 +30,7 @@ from packetrow_env.state import REMOVED
 
 CARDS = load()
 TYPE_OF, _ = card_types(CARDS)
-FAIR_MODES = ("tracked", "table")
+FAIR_MODES = ("tracked", "online", "table")
 SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples=30,
                     suppress_health_check=[HealthCheck.too_slow])
 
@@ -137,8 +138,12 @@ def redeal_removed(data: dict, rng) -> dict:
     return twin
 
 
-def twins(data: dict, seat: int, rng) -> list[tuple[str, dict]]:
-    """Named hidden twins of a position for ``seat``; the last one combines every kind."""
+def twins(data: dict, seat: int, rng, mode: str = "tracked") -> list[tuple[str, dict]]:
+    """Named hidden twins of a position for ``seat`` in ``mode``; the last one combines every kind.
+
+    In ``online`` mode the decks' contents are known (R-INFO-4): a re-deal of removed cards is no twin there.
+    """
+    redeal = data["num_players"] == 2 and mode != "online"
     out = []
     hidden = hidden_starts(data, seat)
     for q in hidden:
@@ -147,10 +152,10 @@ def twins(data: dict, seat: int, rng) -> list[tuple[str, dict]]:
         out.append((f"starts of seats {hidden[0]} and {hidden[1]} swapped",
                     swap_starts_between(data, hidden[0], hidden[1])))
     out.append(("decks shuffled", shuffle_decks(data, rng)))
-    if data["num_players"] == 2:
+    if redeal:
         out.append(("removed cards re-dealt with the decks", redeal_removed(data, rng)))
     combined = shuffle_decks(data, rng)
-    if data["num_players"] == 2:
+    if redeal:
         combined = redeal_removed(combined, rng)
     for q in hidden:
         combined = swap_start_with_removed(combined, q, rng)
@@ -160,13 +165,15 @@ def twins(data: dict, seat: int, rng) -> list[tuple[str, dict]]:
 
 def assert_no_leak(data: dict, seat: int, rng, env_class=raw_env) -> int:
     """Assert every hidden twin gives ``seat`` the same view in the fair modes; returns the number of twins."""
-    built = twins(data, seat, rng)
+    count = 0
     for mode in FAIR_MODES:
         base = view(data, seat, mode, env_class)
+        built = twins(data, seat, rng, mode)
         for name, twin in built:
             diff = differences(base, view(twin, seat, mode, env_class))
             assert not diff, (name, mode, diff)
-    return len(built)
+        count += len(built)
+    return count
 
 
 positions = st.tuples(st.integers(2, 5), st.integers(0, 2**31 - 1), st.integers(0, 230))
@@ -175,8 +182,9 @@ positions = st.tuples(st.integers(2, 5), st.integers(0, 2**31 - 1), st.integers(
 # --------------------------------------------------------------------------- the leak tests
 @SETTINGS
 @given(positions)
-def test_hidden_twins_look_identical_in_tracked_and_table_mode(position):
-    """R-INFO-2: starting contracts, deck order and removed cards change nothing a fair observer gets."""
+def test_hidden_twins_look_identical_in_tracked_online_and_table_mode(position):
+    """R-INFO-2, R-INFO-4: starting contracts, deck order and (but online) removed cards change nothing a fair
+    observer gets."""
     n, seed, steps = position
     data = random_position(n, seed, steps)
     rng = np.random.default_rng(seed)
@@ -228,6 +236,44 @@ def test_twins_are_exercised():
             kinds.add(re.sub(r"\d+", "#", name))
     assert kinds == {"start of seat # swapped with a removed one", "starts of seats # and # swapped", "decks shuffled",
                      "removed cards re-dealt with the decks", "all of them"}
+
+
+@SETTINGS
+@given(st.integers(0, 2**31 - 1), st.integers(0, 230))
+def test_R_INFO_4_only_online_tells_which_cards_were_removed(seed, steps):
+    """R-INFO-4: in a 2-player game a removed card swapped with a deck card of another type changes the online
+    observation (the deck's contents changed) but nothing tracked or table shows."""
+    data = random_position(2, seed, steps)
+    rng = np.random.default_rng(seed)
+    for seat in range(2):
+        for b, board in enumerate(data["boards"]):
+            removed = [c for c in data["removed"] if CARDS.board[c] == b]
+            pair = next(((r, c) for r in removed for c in board["deck"] if TYPE_OF[r] != TYPE_OF[c]), None)
+            if pair is None:
+                continue
+            old, new = pair
+            twin = copy.deepcopy(data)
+            deck = twin["boards"][b]["deck"]
+            deck[deck.index(new)] = old
+            twin["removed"][twin["removed"].index(old)] = new
+            for mode in ("tracked", "table"):
+                assert not leaks(data, twin, seat, mode), (b, mode)
+            assert leaks(data, twin, seat, "online") == ["observation"], b
+            deck_contents = [encoder().split(np.frombuffer(v["observation"], np.float32))["deck_contents"][b]
+                             for v in (view(data, seat, "online"), view(twin, seat, "online"))]
+            assert deck_contents[1][TYPE_OF[old]] == deck_contents[0][TYPE_OF[old]] + 1
+            assert deck_contents[1][TYPE_OF[new]] == deck_contents[0][TYPE_OF[new]] - 1
+        # and the online twins proper (deck order, starting contracts) still look the same
+        assert not any(leaks(data, twin, seat, "online") for _, twin in twins(data, seat, rng, "online"))
+
+
+def test_R_INFO_4_removed_card_twins_are_exercised():
+    """The online-only twin above is really built (guards against a vacuous test)."""
+    data = random_position(2, 1, 10)
+    assert any(TYPE_OF[r] != TYPE_OF[c] for r in data["removed"] for c in data["boards"][CARDS.board[r]]["deck"]
+               if CARDS.board[r] != START)
+    assert all(name != "removed cards re-dealt with the decks" for name, _ in twins(data, 0, np.random.default_rng(0),
+                                                                                        "online"))
 
 
 # --------------------------------------------------------------------------- public changes are seen
@@ -302,7 +348,7 @@ def test_public_changes_change_the_observation(position):
     data = random_position(n, seed, steps)
     for seat in range(n):
         changes = public_changes(data, seat)
-        for mode in ("tracked", "table", "full"):
+        for mode in ("tracked", "online", "table", "full"):
             base = view(data, seat, mode)
             for name, twin in changes:
                 assert "observation" in differences(base, view(twin, seat, mode)), (name, mode)
@@ -323,10 +369,12 @@ def test_an_opponents_taken_card_is_seen_in_tracked_mode_only(position):
         swaps = taken_card_swaps(data, seat)
         if not swaps:
             continue
-        base = {mode: view(data, seat, mode) for mode in ("tracked", "table", "full")}
+        base = {mode: view(data, seat, mode) for mode in ("tracked", "online", "table", "full")}
         for name, twin in swaps:
             tracked = differences(base["tracked"], view(twin, seat, "tracked"))
             assert "observation" in tracked and "text" in tracked, name
+            online = differences(base["online"], view(twin, seat, "online"))
+            assert "observation" in online and "text" in online, name
             assert "observation" in differences(base["full"], view(twin, seat, "full")), name
             assert not differences(base["table"], view(twin, seat, "table")), name
 
@@ -384,7 +432,7 @@ class OpenHandsTextEnv(raw_env):
 def test_the_harness_itself_is_not_leaky():
     """LeakyEncoderEnv with the real Encoder gives the env's own observations, so only the leaks differ."""
     data = random_position(3, 5, 40)
-    for mode in ("tracked", "table", "full"):
+    for mode in ("tracked", "online", "table", "full"):
         assert view(data, 1, mode, LeakyEncoderEnv) == view(data, 1, mode)
     assert_no_leak(data, 1, np.random.default_rng(0), LeakyEncoderEnv)
 
@@ -425,7 +473,7 @@ def test_leak_check_catches_a_removed_card_leak():
 
     data = Game.new(2, seed=3).to_dict()
     twin = redeal_removed(data, np.random.default_rng(0))
-    for mode in FAIR_MODES:
+    for mode in ("tracked", "table"):  # online shows the decks' contents: there this is no hidden twin (R-INFO-4)
         assert not leaks(data, twin, 0, mode)
         assert leaks(data, twin, 0, mode, RemovedLeakEnv) == ["observation"]
     with pytest.raises(AssertionError):

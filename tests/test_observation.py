@@ -25,6 +25,11 @@ MAX_SEATS = 5
 DOCUMENTED_PIECES = ("num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes",
                      "seats", "holds_starting_contract", "ships", "pending_shipment", "current_supply",
                      "future_supply", "hands", "discarded", "unseen")
+DECK_PIECES = ("deck_contents",)  # appended in the modes that know each deck's contents (online, full)
+
+
+def documented(mode: str) -> tuple[str, ...]:
+    return DOCUMENTED_PIECES + (DECK_PIECES if mode in ("online", "full") else ())
 
 
 # --------------------------------------------------------------------------- helpers
@@ -82,7 +87,7 @@ def seat_order(n: int, seat: int) -> list[int]:
 
 def pieces(game: Game, seat: int, mode: str) -> dict[str, np.ndarray]:
     vector = ENC.encode(game, seat, mode)
-    assert vector.dtype == np.float32 and vector.shape == (ENC.size,)
+    assert vector.dtype == np.float32 and vector.shape == (ENC.size_of(mode),)
     return ENC.split(vector)
 
 
@@ -115,19 +120,20 @@ def known_position() -> dict:
 @pytest.mark.parametrize("mode", MODES)
 def test_layout_pieces_are_contiguous_and_cover_the_vector(mode):
     spec = layout(mode)
-    assert tuple(p.name for p in spec) == DOCUMENTED_PIECES
+    assert tuple(p.name for p in spec) == documented(mode)
     offset = 0
     for piece in spec:
         assert piece.offset == offset, piece
         assert piece.size == int(np.prod(piece.shape)) > 0
         assert piece.description
         offset += piece.size
-    assert offset == ENC.size
+    assert offset == ENC.size_of(mode)
+    assert ENC.size_of(mode) == ENC.size + (4 * F if mode in ("online", "full") else 0)
     game = Game.new(3, seed=0)
-    assert ENC.encode(game, 0, mode).shape == (ENC.size,)
+    assert ENC.encode(game, 0, mode).shape == (ENC.size_of(mode),)
     split = ENC.split(ENC.encode(game, 0, mode))
-    assert list(split) == list(DOCUMENTED_PIECES)
-    assert sum(v.size for v in split.values()) == ENC.size
+    assert list(split) == list(documented(mode))
+    assert sum(v.size for v in split.values()) == ENC.size_of(mode)
     for piece in spec:
         assert split[piece.name].shape == piece.shape
 
@@ -226,7 +232,7 @@ def test_pieces_on_a_known_position(mode):
     assert np.array_equal(obs["hands"][0], counts(d["players"][observer]["hand"]))
     for k, q in enumerate(order[1:], start=1):
         hand = game.hand(q)
-        if mode == "tracked":
+        if mode in ("tracked", "online"):
             expected = counts([c for c in hand if c != starts[q]])
         elif mode == "full":
             expected = counts(hand)
@@ -235,8 +241,14 @@ def test_pieces_on_a_known_position(mode):
         assert np.array_equal(obs["hands"][k], expected), (mode, k, q)
     assert not obs["hands"][4].any()
 
-    hidden = [c for b in d["boards"] for c in b["deck"]] + d["removed"]
-    if mode == "tracked":
+    hidden = list(d["removed"])
+    if mode in ("tracked", "table"):  # online and full show each deck's contents (R-INFO-4)
+        hidden += [c for b in d["boards"] for c in b["deck"]]
+        assert "deck_contents" not in obs
+    else:
+        for b, board in enumerate(d["boards"]):
+            assert np.array_equal(obs["deck_contents"][b], counts(board["deck"])), b
+    if mode in ("tracked", "online"):
         hidden += [starts[q] for q in order[1:]]
     elif mode == "table":
         hidden += [c for q in order[1:] for c in game.hand(q)]
@@ -248,7 +260,7 @@ def test_pieces_on_a_known_position(mode):
     # every card is counted exactly once across supplies, hands, discards, unseen and ships
     total = (obs["current_supply"].sum() + obs["future_supply"].sum() + obs["hands"].sum()
              + obs["discarded"].sum() + obs["unseen"].sum() + obs["ships"].sum())
-    assert total == 172
+    assert total + (obs["deck_contents"].sum() if "deck_contents" in obs else 0) == 172
 
 
 def test_own_hand_counts_equal_the_engine_hand_by_card_type():
@@ -418,7 +430,8 @@ def test_R_INFO_2_table_mode_hides_opponent_hand_contents_and_sizes():
 
 
 def test_R_INFO_3_tracked_equals_perfect_memory():
-    """R-INFO-3: tracked hands = cards seen taken minus cards seen discarded, plus one unseen starting contract."""
+    """R-INFO-3: tracked hands = cards seen taken minus cards seen discarded, plus one unseen starting contract
+    (seen while it is staged in a pending shipment: R-INFO-1)."""
     for n, seed in ((2, 1), (3, 2), (4, 3), (5, 4)):
         game = Game.new(n, seed=seed)
         rng = np.random.default_rng(seed)
@@ -454,13 +467,16 @@ def test_R_INFO_3_tracked_equals_perfect_memory():
                 for k, q in enumerate(seat_order(n, observer)):
                     if k == 0:
                         continue
-                    assert np.array_equal(obs["hands"][k], counts(known[q])), (n, steps, observer, q)
+                    # R-INFO-1: a starting contract staged for shipping was named by a public action
+                    staged = [starts[q]] if starts[q] in after["pending_shipment"] else []
+                    assert np.array_equal(obs["hands"][k], counts(known[q] + staged)), (n, steps, observer, q)
                     assert obs["holds_starting_contract"][k] == (not revealed[q])
         assert steps > 50
 
 
-def test_R_VAR_1_tracked_opponent_hand_is_the_open_display():
-    """R-VAR-1: an opponent's tracked hand is his hand minus his starting contract while he holds it, then all of it."""
+def test_R_VAR_1_online_opponent_hand_is_the_open_display():
+    """R-VAR-1, R-INFO-4: an opponent's hand as the online edition displays it (online mode, and tracked, which
+    knows the same hands) is his hand minus his starting contract while he holds it, then all of it."""
     d = Game.new(3, seed=8).to_dict()
     start = 160  # starting contract: 2 grain to Sweden
     if d["players"][1]["starting_contract"] != start:
@@ -476,7 +492,8 @@ def test_R_VAR_1_tracked_opponent_hand_is_the_open_display():
     hand = game.hand(1)
     assert start in hand
     for observer in (0, 2):
-        obs = pieces(game, observer, "tracked")
+        obs = pieces(game, observer, "online")
+        assert np.array_equal(obs["hands"], pieces(game, observer, "tracked")["hands"])
         k = (1 - observer) % 3
         assert np.array_equal(obs["hands"][k], counts([c for c in hand if c != start]))
         assert obs["holds_starting_contract"][k] == 1

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from packetrow_env.observation import layout_table
+from packetrow_env.observation import added_pieces_table, layout_table
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -12,6 +12,9 @@ def test_readme_observation_table_is_generated_from_the_layout():
     start = text.index("<!-- observation-layout -->") + len("<!-- observation-layout -->")
     end = text.index("<!-- /observation-layout -->")
     assert text[start:end].strip() == layout_table().strip(), "regenerate it with `packetrow layout`"
+    start = text.index("<!-- observation-layout-online -->") + len("<!-- observation-layout-online -->")
+    end = text.index("<!-- /observation-layout-online -->")
+    assert text[start:end].strip() == added_pieces_table("online").strip(), "regenerate it with added_pieces_table"
 
 
 def test_readme_test_command_is_what_ci_runs():

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 from packetrow_agents.terminal import add_parser as add_play_parser
+from packetrow_env.knowledge import MODES
 from .curve import add_command as add_curve_command
 from .selfplay import add_command as add_train_command
 from .tournament import add_commands as add_tournament_commands
@@ -48,8 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=_demo)
     layout = sub.add_parser("layout", help="print the observation layout as a Markdown table",
                             description="Print the observation vector's pieces (name, offset, shape, meaning).")
-    layout.add_argument("--mode", default="tracked", choices=("tracked", "table", "full"),
-                        help="observation mode (the layout is the same in every mode; default tracked)")
+    layout.add_argument("--mode", default="tracked", choices=MODES,
+                        help="observation mode (online and full append deck_contents; default tracked)")
     layout.set_defaults(run=_layout)
     add_play_parser(sub)
     add_tournament_commands(sub)

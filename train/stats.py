@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from packetrow_env.scoring import ranks, score_keys  # noqa: F401 - one owner of the R-SCORE-4 order
+
 # openskill's defaults: every entry starts at mu 25, sigma 25/3 (ordinal mu - 3 sigma = 0)
 DEFAULT_MU = 25.0
 DEFAULT_SIGMA = 25.0 / 3.0
@@ -43,23 +45,6 @@ def mean_interval(values: Sequence[float], z: float = 1.96) -> tuple[float, floa
     variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
     half = z * math.sqrt(variance / n)
     return mean, mean - half, mean + half
-
-
-def ranks(keys: Sequence) -> list[float]:
-    """Rank per player from comparable keys (higher is better): 1 = best, ties share the mean of their places."""
-    if len(keys) == 0:
-        raise ValueError("ranks needs at least one key, got none")
-    order = sorted(keys, reverse=True)
-    result = []
-    for key in keys:
-        places = [place for place, other in enumerate(order, start=1) if other == key]
-        result.append(sum(places) / len(places))
-    return result
-
-
-def score_keys(scores: Sequence[dict]) -> list[tuple[int, int]]:
-    """The R-SCORE-4 ordering key per seat: (VP, cash), higher is better."""
-    return [(int(row["vp"]), int(row["cash"])) for row in scores]
 
 
 def win_shares(scores: Sequence[dict]) -> list[float]:

@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from packetrow_env.engine import Game
+from packetrow_env.knowledge import known_hands
 from packetrow_env.observation import MODES, encoder
 from packetrow_env.render import describe_action, render
 
@@ -466,7 +467,7 @@ def replay_text(record: dict, seat: int = 0, full: bool = False, every_move: boo
     names = record.get("agents") or ["unnamed agent"] * n
 
     def table(game):
-        known = [game.hand(p) for p in range(n)] if full else None
+        known = known_hands(game.state, game.cards, seat, "full") if full else None  # else: the table's view
         return render(game, seat, known_hands=known, names=names)  # seats by agent: no bot is "you"
 
     yield (f"Game {record.get('index')}, seed {record['seed']}, {n} players: "
