@@ -106,8 +106,8 @@ class HeuristicAgent:
          bankers in hand, a building that would cost the cash lead counts the banker VP it loses.
        - Assistants: a little; a future-supply card costs an assistant.
     3. As harbour master, choose the board where, after the players asked before him take the
-       cards they value most, the best card left is worth most to him, minus half of what the
-       best-served opponent gains there. When everyone else has taken, choose only a board where
+       cards they value most, the best card left is worth most to him, minus 1.5 times what the
+       best-served opponent gains there (``rival_weight``). When everyone else has taken, choose only a board where
        his best card beats the current one.
     Opponents are valued from what he knows of them (their known hands and ships), never hidden cards.
     """
@@ -152,8 +152,7 @@ class HeuristicAgent:
         if s.phase == MUST_TAKE or not mask[actions.PASS]:
             return self._best(options)
         if options:
-            action, value = max(options, key=lambda o: o[1])
-            if value >= self.threshold:
+            if max(value for _, value in options) >= self.threshold:
                 return self._best(options)
         return actions.PASS
 

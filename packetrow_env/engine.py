@@ -185,7 +185,7 @@ class Game:
         for c in self._fulfillable_contracts(p):
             mask[actions.ADD_CONTRACT + number[c]] = True
         if s.phase == CHOOSE_BOARD:
-            for b in self._choosable_boards():
+            for b in self.choosable_boards():
                 mask[b] = True
             return mask
         money, has_assistant, _ = self._summary(p)
@@ -202,12 +202,12 @@ class Game:
         if s.phase == TAKE:
             mask[actions.PASS] = True
             if p == s.harbour_master and self._others_have_taken():  # R-ROUND-5
-                for b in self._choosable_boards():
+                for b in self.choosable_boards():
                     if self._can_take_on(b, budget, has_assistant):
                         mask[b] = True
         return mask
 
-    def _choosable_boards(self) -> list[int]:
+    def choosable_boards(self) -> list[int]:
         """Boards not chosen this round that hold a card in their current or future supply (R-ROUND-1)."""
         s = self.state
         chosen = s.chosen.tolist()
@@ -317,7 +317,7 @@ class Game:
         s = self.state
         if p != s.harbour_master:
             self._ask_next()
-        elif self._others_have_taken() or not self._choosable_boards():  # R-ROUND-5, R-ROUND-4
+        elif self._others_have_taken() or not self.choosable_boards():  # R-ROUND-5, R-ROUND-4
             self._end_round()
         else:
             s.phase = CHOOSE_BOARD

@@ -52,7 +52,7 @@ def describe_action(game, action: int) -> str:
     if action == actions.PASS:
         if game.phase == "take" and s.current_player == s.harbour_master:
             others_taken = s.has_piece[:s.num_players].tolist().count(1) == 1
-            if others_taken or not game._choosable_boards():
+            if others_taken or not game.choosable_boards():
                 return "pass (the round ends" + (", and with it the game)" if last_round(game) else ")")
             return "pass (then choose another board)"
         return "pass"
@@ -166,11 +166,6 @@ def _too_expensive(game) -> list[str]:
         short += [f"{card_text(game, int(c))} in future slot {slot}" for slot, c in enumerate(s.future[board])
                   if c >= 0 and not mask[actions.TAKE_FUTURE + slot]]
     return short
-
-
-def _hand_summary(game, hand) -> str:
-    """A hand on one line (kept for callers that want it short)."""
-    return _counted(game.cards.describe(c) for c in hand) or "(empty)"
 
 
 def hand_lines(game, hand, hidden_starting: bool = False, indent: str = "    ") -> list[str]:

@@ -123,20 +123,37 @@ def test_a_single_legal_action_is_returned_at_once():
     assert agent.last_iterations == 0
 
 
-def test_time_budget_plays_a_legal_action():
+def test_a_time_budget_runs_the_same_search_as_its_iteration_count():
+    """seconds_per_move only decides when to stop: replaying each move's iteration count gives the same moves."""
     game = Game.new(2, seed=1)
-    agent = ISMCTSAgent(seconds_per_move=0.02, rollout="random")
-    assert game.legal_action_mask()[agent.act(None, game.legal_action_mask(), game)]
-    assert agent.last_iterations >= 1
+    timed = ISMCTSAgent(seconds_per_move=0.01, rollout="random", seed=4)
+    counted = ISMCTSAgent(iterations=1, rollout="random", seed=4)
+    searched = 0
+    for _ in range(6):
+        mask = game.legal_action_mask()
+        action = timed.act(None, mask, game)
+        assert mask[action]
+        if mask.sum() > 1:
+            searched += 1
+            assert timed.last_iterations >= 1
+            counted.iterations = timed.last_iterations
+        assert counted.act(None, mask, game) == action
+        game.step(action)
+    assert searched >= 3
 
 
 def test_heuristic_rollouts_play_legal_actions():
-    pytest.importorskip("packetrow_agents.heuristic")
-    game = Game.new(3, seed=2)
-    agent = ISMCTSAgent(iterations=5, rollout="heuristic", rollout_rounds=1)
+    """Searches with heuristic rollouts pick legal actions, run their iterations, and repeat under a seed."""
+    games = [Game.new(3, seed=2), Game.new(3, seed=2)]
+    agents = [ISMCTSAgent(iterations=5, rollout="heuristic", rollout_rounds=1, seed=9) for _ in games]
     for _ in range(10):
-        action = agent.act(None, game.legal_action_mask(), game)
-        game.step(action)
+        mask = games[0].legal_action_mask()
+        chosen = [agent.act(None, game.legal_action_mask(), game) for agent, game in zip(agents, games)]
+        assert mask[chosen[0]] and chosen[0] == chosen[1]
+        if mask.sum() > 1:
+            assert agents[0].last_iterations == 5
+        for game in games:
+            game.step(chosen[0])
 
 
 def test_registry_builds_it():
