@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -40,6 +41,24 @@ _COMPOSITION = {
 }
 # Cards that can be spent in a shipment: R-SHIP-7 needs a positive value for them.
 _SHIPMENT_KINDS = ("ship", "captain", "gold", "goods", "trader")
+# Which kinds a column applies to (CARDS.md); on every other kind it must be empty or 0, so that no rule
+# can read a value where the game has none (e.g. money on a contract would count toward a budget, R-TAKE-4).
+_APPLIES = {
+    "good": ("contract", "goods"),
+    "destination": ("contract", "ship"),
+    "quantity": ("contract", "goods", "gold"),
+    "reward": ("contract",),
+    "cost": ("goods", "gold", "building"),  # R-TAKE-3: all other cards are free
+    "vp": ("building",),
+    "money": ("money",),
+    "value": KINDS,
+}
+# The largest value a column may hold. The printed cards stay far below (contracts need 2-4 units and pay
+# $15-35, the dearest card costs $18 and scores 4 VP); the bounds keep every sum the engine forms (cash,
+# budgets, payment values) small, and the final fulfilment's search over units (shipping.best_fulfilment) small.
+MAX_VALUE = {"quantity": 6, "reward": 100, "cost": 100, "vp": 20, "money": 100, "value": 100}
+MAX_NAME = 100
+_NUMBER = re.compile(r"[0-9]{1,9}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,27 +143,31 @@ def _parse(path: str, rows: list[dict]) -> Catalogue:
     for row_number, row in enumerate(rows, start=2):  # row 1 is the header
         card = row_number - 2
         if row["id"].strip() != str(card):
-            _fail(path, row_number, "id", f"expected id {card} (ids are the row order 0-{NUM_CARDS - 1}), found {row['id']!r}")
+            _fail(path, row_number, "id", f"expected id {card} (ids are the row order 0-{NUM_CARDS - 1}), found {_short(row['id'])}")
         for column, allowed in (("board", BOARD_CODES), ("kind", KINDS)):
             text = row[column].strip()
             if text not in allowed:
-                _fail(path, row_number, column, f"unknown value {text!r}; allowed: {', '.join(allowed)}")
+                _fail(path, row_number, column, f"unknown value {_short(text)}; allowed: {', '.join(allowed)}")
             columns[column].append(allowed.index(text))
         for column, allowed in (("good", GOODS), ("destination", DESTINATIONS)):
             text = row[column].strip()
             if text and text not in allowed:
-                _fail(path, row_number, column, f"unknown value {text!r}; allowed: {', '.join(allowed)} or empty")
+                _fail(path, row_number, column, f"unknown value {_short(text)}; allowed: {', '.join(allowed)} or empty")
             columns[column].append(allowed.index(text) if text else -1)
         for column in NUMERIC:
             text = row[column].strip() or "0"
-            try:
-                number = int(text)
-            except ValueError:
-                _fail(path, row_number, column, f"expected a whole number, found {text!r}")
-            if number < 0:
-                _fail(path, row_number, column, f"must not be negative, found {number}")
+            if text.startswith("-") and _NUMBER.fullmatch(text[1:]):
+                _fail(path, row_number, column, f"must not be negative, found {text}")
+            if not _NUMBER.fullmatch(text):
+                _fail(path, row_number, column, f"expected a whole number, found {_short(text)}")
+            number = int(text)
+            if number > MAX_VALUE[column]:
+                _fail(path, row_number, column, f"must be at most {MAX_VALUE[column]}, found {number}")
             columns[column].append(number)
-        names.append(row["name"].strip() or row["kind"].strip())
+        name = row["name"].strip() or row["kind"].strip()
+        if len(name) > MAX_NAME:
+            _fail(path, row_number, "name", f"a name has at most {MAX_NAME} characters, found {len(name)}")
+        names.append(name)
         _check_card(path, row_number, {k: v[-1] for k, v in columns.items()})
     cat = Catalogue(path=path, names=tuple(names),
                     **{k: np.array(v, dtype=np.int16) for k, v in columns.items()})
@@ -152,8 +175,19 @@ def _parse(path: str, rows: list[dict]) -> Catalogue:
     return cat
 
 
+def _short(text: str) -> str:
+    """A cell for an error message: quoted, cut to a readable length."""
+    return repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text)} characters)"
+
+
 def _check_card(path, row, card):
     kind = KINDS[card["kind"]]
+    for column, kinds in _APPLIES.items():
+        empty = card[column] < 0 if column in ("good", "destination") else card[column] == 0
+        if kind not in kinds and not empty:
+            what = "empty" if column in ("good", "destination") else "0 or empty"
+            _fail(path, row, column, f"a {kind} card has no {column} (only {', '.join(kinds)} cards do); "
+                  f"it must be {what}")
     if kind == "contract":
         if card["good"] < 0:
             _fail(path, row, "good", "a contract needs a good: " + ", ".join(GOODS))
@@ -161,6 +195,8 @@ def _check_card(path, row, card):
             _fail(path, row, "destination", "a contract needs a destination: " + ", ".join(DESTINATIONS))
         if card["quantity"] < 1:
             _fail(path, row, "quantity", "a contract needs a quantity of at least 1")
+        if card["reward"] < 1:
+            _fail(path, row, "reward", "a contract pays a reward of at least 1")
     elif kind == "goods":
         if card["good"] < 0:
             _fail(path, row, "good", "a goods card needs a good: " + ", ".join(GOODS))
@@ -188,8 +224,8 @@ def _check_composition(path, cat: Catalogue):
                       f"allowed: {', '.join(kinds)}")
         groups += [(on_board & (cat.kind == KINDS.index(kind)), count, f"board {board!r} must hold {count} {kind} cards",
                     "board") for kind, count in kinds.items()]
-    groups += [((cat.kind == SHIP) & (cat.destination == d), 3, f"there must be 3 ships to {name}", "destination")
-               for d, name in enumerate(DESTINATIONS)]
+    # The 18 ships are printed, their split over the destinations is not (CARDS.md's 3 per destination is a
+    # reconstruction): any split is accepted, and the board's count of ships above checks the 18.
     groups += [((cat.kind == GOLD) & (cat.quantity == q), 5, f"there must be 5 {label} gold nuggets", "quantity")
                for q, label in ((1, "single"), (2, "double"))]
     groups += [((cat.kind == GOODS_KIND) & (cat.good == g), 7, f"there must be 7 {name} goods cards", "good")
@@ -219,24 +255,53 @@ def _default() -> Catalogue:
     return _load(str(DEFAULT_PATH))
 
 
+MAX_FILE_BYTES = 1 << 20  # the default catalogue is about 12 KB
+_MAX_LINE = 4096  # no cell of a valid catalogue comes near: a longer line is reported before the CSV parser sees it
+
+
 def _load(path: str) -> Catalogue:
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        header = tuple(name.strip() for name in (reader.fieldnames or ()))
-        if set(header) != set(COLUMNS) or len(header) != len(COLUMNS):
-            missing = [c for c in COLUMNS if c not in header]
-            unknown = [c for c in header if c not in COLUMNS]
-            raise ValueError(f"{path}: row 1 (header): the columns must be exactly {', '.join(COLUMNS)}; "
-                             f"missing: {missing or 'none'}, unknown: {unknown or 'none'}")
-        rows = []
-        for number, row in enumerate(reader, start=2):
-            if None in row:
-                _fail(path, number, None, f"{len(header) + len(row[None])} cells, but the header has {len(header)} columns")
-            missing = [k.strip() for k, v in row.items() if v is None]
-            if missing:
-                _fail(path, number, missing[0], f"the row ends before this column; every row needs {len(header)} cells")
-            rows.append({k.strip(): v for k, v in row.items()})
-    return _parse(path, rows)
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise ValueError(f"{path}: a catalogue file has at most {MAX_FILE_BYTES} bytes (172 rows); this one is larger")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[:error.start].count(b"\n") + 1
+        raise ValueError(f"{path}: row {line}: not UTF-8 text (byte {error.start})") from None
+    lines = text.splitlines(keepends=True)
+    header = tuple(name.strip() for name in next(csv.reader(lines[:1]), ())) if lines and len(lines[0]) <= _MAX_LINE \
+        else ()
+    for number, line in enumerate(lines, start=1):
+        if len(line) > _MAX_LINE:
+            cells = line.split(",")
+            index = next(i for i, cell in enumerate(cells) if len(cell) > MAX_NAME or i == len(cells) - 1)
+            column = header[index] if number > 1 and index < len(header) else None
+            _fail(path, number, column, f"a cell of {len(cells[index])} characters; cells of a catalogue are short "
+                  f"(names at most {MAX_NAME} characters)")
+    try:
+        return _parse(path, _rows(path, lines))
+    except csv.Error as error:  # e.g. a quoted cell running over many lines
+        raise ValueError(f"{path}: not a readable CSV file: {error}") from None
+
+
+def _rows(path: str, lines: list[str]) -> list[dict]:
+    reader = csv.DictReader(lines)
+    header = tuple(name.strip() for name in (reader.fieldnames or ()))
+    if set(header) != set(COLUMNS) or len(header) != len(COLUMNS):
+        missing = [c for c in COLUMNS if c not in header]
+        unknown = [c for c in header if c not in COLUMNS]
+        raise ValueError(f"{path}: row 1 (header): the columns must be exactly {', '.join(COLUMNS)}; "
+                         f"missing: {missing or 'none'}, unknown: {[c if len(c) <= 40 else c[:40] + '...' for c in unknown] or 'none'}")
+    rows = []
+    for number, row in enumerate(reader, start=2):
+        if None in row:
+            _fail(path, number, None, f"{len(header) + len(row[None])} cells, but the header has {len(header)} columns")
+        missing = [k.strip() for k, v in row.items() if v is None]
+        if missing:
+            _fail(path, number, missing[0], f"the row ends before this column; every row needs {len(header)} cells")
+        rows.append({k.strip(): v for k, v in row.items()})
+    return rows
 
 
 def resolve(cards: "Catalogue | str | os.PathLike | None") -> Catalogue:

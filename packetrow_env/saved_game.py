@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
-from . import shipping
-from .cards import BOARDS, KINDS, NUM_CARDS, SHIP, START, Catalogue
+from . import actions, shipping
+from .cards import BOARDS, KINDS, MONEY, NUM_CARDS, NUM_CONTRACTS, SHIP, START, Catalogue
 from .state import (CHOOSE_BOARD, CURRENT, DECK, DISCARD, END_THRESHOLD, FUTURE, FUTURE_SLOTS, HAND, MAX_PLAYERS,
-                    MIN_PLAYERS, MUST_TAKE, OVER, PHASES, REMOVED, SHIPS, SUPPLY_SIZE, TAKE, State)
+                    MAX_ROUNDS, MIN_PLAYERS, MUST_TAKE, OVER, PHASES, REMOVED, SHIPS, STARTING_CASH, SUPPLY_SIZE, TAKE,
+                    State, most_cash)
 
 VERSION = 1
-MAX_CASH = 2**31 - 1  # cash is stored as int32
+# The most actions a game can take: per round at most 4 boards chosen and every player asked on each; an
+# "add contract" and a "ship" at most once per contract.
+MAX_HISTORY = MAX_ROUNDS * 4 * (MAX_PLAYERS + 1) + 3 * NUM_CONTRACTS
+# The generators numpy's default_rng uses (the game's own, R-SETUP-2): their states are plain ints, so a
+# loaded game saves as JSON again.
+RNG_NAMES = ("PCG64", "PCG64DXSM")
 _KEYS = ("version", "num_players", "round", "harbour_master", "current_player", "phase", "current_board",
          "chosen_boards", "boards", "removed", "players", "pending_shipment", "rng", "history")
 _BOARD_KEYS = ("deck", "discard", "current", "future", "exhausted")
@@ -112,7 +120,7 @@ def _build(game_class, data, cards: Catalogue):
     n = _int(data["num_players"], "num_players", MIN_PLAYERS, MAX_PLAYERS)
     size = SUPPLY_SIZE[n]
     s = State(n, _rng_state(data["rng"]))
-    s.round = _int(data["round"], "round", 1)
+    s.round = _int(data["round"], "round", 1, MAX_ROUNDS)
     s.harbour_master = _int(data["harbour_master"], "harbour_master", 0, n - 1)
     _need(data["phase"] in PHASES, f"phase must be one of {', '.join(PHASES)}, got {data['phase']!r}")
     s.phase = PHASES.index(data["phase"])
@@ -162,7 +170,7 @@ def _build(game_class, data, cards: Catalogue):
     _need(len(players) == n, f"players must have {n} entries (num_players), got {len(players)}")
     for p, player in enumerate(players):
         _dict(player, f"players[{p}]", _PLAYER_KEYS)
-        s.cash[p] = _int(player["cash"], f"players[{p}].cash", 0, MAX_CASH)
+        s.cash[p] = _int(player["cash"], f"players[{p}].cash", 0, most_cash(cards))
         s.has_piece[p] = _bool(player["has_piece"], f"players[{p}].has_piece")
         for c in _list(player["hand"], f"players[{p}].hand"):
             c = place(c, f"player {p}'s hand", HAND + p)
@@ -184,7 +192,12 @@ def _build(game_class, data, cards: Catalogue):
     s.chosen[:] = 0
     s.chosen[s.chosen_order] = 1
     _check_phase(s, data)
-    s.history = [_int(a, "an action in history", 0, 47) for a in _list(data["history"], "history")]
+    history = _list(data["history"], "history")
+    _need(len(history) <= MAX_HISTORY, f"history holds at most {MAX_HISTORY} actions (the longest game), "
+          f"got {len(history)}")
+    s.history = [_int(a, "an action in history", 0, actions.NUM_ACTIONS - 1) for a in history]
+    _check_cash(s, cards)
+    _check_boards(s, cards)
 
     game = game_class(s, cards)
     pending = _list(data["pending_shipment"], "pending_shipment")
@@ -200,8 +213,7 @@ def _build(game_class, data, cards: Catalogue):
         _need(shipping.can_fulfil(cards, hand + game.ships(p), pending),
               f"pending_shipment {pending} cannot be fulfilled with player {p}'s hand and ships")
         s.pending = [int(c) for c in pending]
-    if s.phase != OVER:
-        _need(game.legal_action_mask().any(), "the position leaves the player to act no legal action")
+    _check_decision(game)
     return game
 
 
@@ -268,11 +280,80 @@ def _rng_state(state) -> dict:
     _need(isinstance(state, dict) and "bit_generator" in state,
           "rng must be a numpy bit generator state (a dict with 'bit_generator')")
     name = state["bit_generator"]
-    allowed = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
-    _need(name in allowed, f"rng.bit_generator must be one of {', '.join(allowed)}, got {name!r}")
+    _need(isinstance(name, str) and name in RNG_NAMES,
+          f"rng.bit_generator must be one of {', '.join(RNG_NAMES)} (the game's generators), got {name!r}")
     bit_generator = getattr(np.random, name)()
     try:
         bit_generator.state = state
+        plain = _plain(bit_generator.state)
+        json.dumps(plain)
     except Exception as error:  # numpy raises TypeError, ValueError, KeyError, OverflowError, IndexError...
         raise _Invalid(f"rng is not a valid {name} state: {error}") from None
-    return bit_generator.state
+    return plain
+
+
+def _check_cash(s: State, cards: Catalogue):
+    """Cash comes only from the start, contracts and money cards (R-SETUP-6, R-SHIP-1, R-TAKE-4)."""
+    n = s.num_players
+    most = STARTING_CASH * n + int(cards.reward.sum()) + int(cards.money.sum())
+    total = int(s.cash[:n].sum())
+    _need(total <= most, f"the players' cash adds up to {total}, more than the ${most} a game can hand out "
+          "(starting cash, every contract's reward and every money card)")
+
+
+def _check_boards(s: State, cards: Catalogue):
+    """Supplies, decks and exhausted flags as the refills leave them (R-SETUP-4, R-REFILL-1, R-REFILL-2)."""
+    size = s.supply_size
+    for b, name in enumerate(BOARDS):
+        current = s.current[b, :size].tolist()
+        future = s.future[b].tolist()
+        deck = int(s.deck_end[b] - s.deck_top[b])
+        held = sum(c >= 0 for c in current)
+        where = f"boards[{b}] ({name})"
+        if s.exhausted[b]:
+            _need(deck == 0 and max(future) < 0 and current[-1] < 0,
+                  f"{where} is exhausted, so a refill left its current supply short of {size} cards: its deck and "
+                  f"future supply are empty and its last current slot too (R-REFILL-1, R-REFILL-2)")
+        if s.chosen[b] and s.phase != OVER:
+            continue  # cards may have been taken from it this round (see _check_takes)
+        _need(s.exhausted[b] or held == size, f"{where} is not exhausted, so its current supply is full "
+              f"({size} cards) since its last refill: a refill that leaves it short exhausts it (R-REFILL-2)")
+        _need(deck == 0 or min(future) >= 0, f"{where}: the future supply is full (2 cards) while the deck holds "
+              "cards (R-REFILL-1)")
+        for key, row in (("current", current), ("future", future)):
+            filled = [c >= 0 for c in row]
+            _need(filled == sorted(filled, reverse=True), f"{where}: a refill fills {key} slots 0, 1, ... in order "
+                  f"(R-REFILL-1); an empty slot before a card means a card was taken, and no card was taken from "
+                  f"it since its last refill (it was not chosen this round)")
+
+
+def _check_decision(game):
+    """The player to act has a legal action, and so has every later decision (R-ROUND-1..5, R-END-1, R-SCORE-1).
+
+    Later decisions follow from the checks above: a refilled board that is not exhausted has a full current
+    supply, and fewer boards than the end threshold (at most 3) are exhausted while the game runs, so every
+    round starts with a board to choose; a pass is legal in phase take; shipping never lowers a budget.
+    """
+    s = game.state
+    cards = game.cards
+    n = s.num_players
+    if s.phase == OVER:
+        exhausted = int(s.exhausted.sum())
+        _need(exhausted >= END_THRESHOLD[n], f"a {n}-player game ends when {END_THRESHOLD[n]} boards are exhausted "
+              f"(R-END-1); this finished game has {exhausted}")
+        _need(any(s.exhausted[b] for b in s.chosen_order), "a game ends at the refill of a board chosen in its last "
+              "round (R-END-1), so chosen_boards of a finished game holds an exhausted board")
+        for p in range(n):
+            hand = game.hand(p)
+            money = [c for c in hand if cards.kind[c] == MONEY]
+            _need(not money, f"player {p} still holds money cards {money} in a finished game; they are cashed at the "
+                  "end (R-SCORE-1)")
+        return
+    if s.phase == CHOOSE_BOARD:
+        _need(bool(game._choosable_boards()), "in phase choose_board a board not chosen this round must hold a card "
+              "(R-ROUND-1); otherwise the harbour master's pass ended the round (R-ROUND-4)")
+    if s.phase == MUST_TAKE:
+        money, has_assistant, _ = game._summary(s.current_player)
+        _need(game._can_take_on(s.current_board, int(s.cash[s.current_player]) + money, has_assistant),
+              "in phase must_take the harbour master can take a card on the chosen board (R-ROUND-5)")
+    _need(game.legal_action_mask().any(), "the position leaves the player to act no legal action")

@@ -17,6 +17,10 @@ SUPPLY_SIZE = {2: 2, 3: 2, 4: 3, 5: 4}  # R-SETUP-4
 END_THRESHOLD = {2: 1, 3: 1, 4: 2, 5: 3}  # R-END-1
 STARTING_CASH = 25  # R-SETUP-6
 TWO_PLAYER_REMOVAL = 6  # R-SETUP-3
+# No game lasts longer (R-END-2): with 3 per deck card + 2 per future card + 1 per current card, every round
+# lowers the total by at least 1 (a chosen board held a card; a take or the refill moves it on), and the
+# 160 deck cards start below 3 * 160.
+MAX_ROUNDS = 3 * 160 + 1
 
 # Where a card is: one code per card in State.location.
 DECK = 0  # + board
@@ -52,6 +56,11 @@ for _name, _shape in _FIELDS:
     _offset += int(np.prod(_shape))
 BUFFER_SIZE = _offset
 _VIEWS = tuple((name, offset, offset + int(np.prod(shape)), shape) for name, (offset, shape) in LAYOUT.items())
+
+
+def most_cash(cards) -> int:
+    """All the cash one player can ever hold: the starting cash, every contract's reward and every money card."""
+    return STARTING_CASH + int(cards.reward.sum()) + int(cards.money.sum())
 
 
 class State:

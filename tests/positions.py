@@ -7,7 +7,8 @@
     game = pos.game()                      # Game.from_dict validates the position
 
 Every mover first takes the card out of wherever it is, so each card stays
-exactly once. A card pushed out of a supply slot goes to the bottom of its
+exactly once; a card taken out of a supply slot leaves the deck's top card in
+its place (so the supplies stay as a refill leaves them, R-REFILL-1). A card pushed out of a supply slot goes to the bottom of its
 own deck (a starting contract: out of the game). ``place(game, card)`` says
 where a card is, for assertions.
 """
@@ -46,8 +47,8 @@ class Position:
                     board[key].remove(card)
                     return self
             for key in ("current", "future"):
-                if card in board[key]:
-                    board[key][board[key].index(card)] = None
+                if card in board[key]:  # the deck's top card takes its place, as a refill would have dealt it
+                    board[key][board[key].index(card)] = board["deck"].pop(0) if board["deck"] else None
                     return self
         if card in d["removed"]:
             d["removed"].remove(card)
@@ -156,8 +157,17 @@ class Position:
         return self
 
     def exhausted(self, board: int, flag: bool = True) -> "Position":
-        """Mark a board exhausted (or not)."""
-        self.data["boards"][board]["exhausted"] = flag
+        """Mark a board exhausted (or not). Exhausting one also empties what a refill would have emptied
+        (R-REFILL-2): its deck and future supply go to its discard pile, and so does its last current card."""
+        pile = self.data["boards"][board]
+        pile["exhausted"] = flag
+        if flag:
+            moved = pile["deck"] + [c for c in pile["future"] + pile["current"][-1:] if c is not None]
+            pile["deck"] = []
+            pile["future"] = [None, None]
+            pile["current"][-1] = None
+            pile["discard"] = sorted(pile["discard"] + [c for c in moved if CARDS.board[c] != catalogue.START])
+            self.data["removed"] += [c for c in moved if CARDS.board[c] == catalogue.START]
         return self
 
     def harbour_master(self, seat: int) -> "Position":

@@ -119,19 +119,23 @@ def test_printed_values_of_the_rulebook():
 
 def test_a_custom_catalogue_loads_and_the_game_uses_it(tmp_path):
     rows = default_rows()
-    for row in rows:  # every market card now costs more than a player's starting $25
-        if row["board"] == "market":
+    for row in rows:  # every market card that has a price (R-TAKE-3) now costs more than a player's starting $25
+        if row["board"] == "market" and row["kind"] in ("goods", "building"):
             row["cost"] = "26"
     rows[36]["vp"] = "9"  # a university worth 9 VP
     path = write(tmp_path, rows)
     cat = load(path)
-    assert cat.vp[36] == 9 and (cat.cost[cat.board == 2] == 26).all()
+    priced = (cat.board == 2) & (cat.kind != cards.TRADER)
+    assert cat.vp[36] == 9 and (cat.cost[priced] == 26).all() and (cat.cost[cat.board == 2][~priced[cat.board == 2]] == 0).all()
 
     game = Game.new(3, seed=4, cards=path)
     assert game.cards.vp[36] == 9
     game.step(actions.CHOOSE_BOARD + 2)  # the market
     mask = game.legal_action_mask()
-    assert not mask[actions.TAKE:actions.PASS].any() and mask[actions.PASS], "a $26 card was takeable with $25"
+    supply = game.to_dict()["boards"][2]
+    for slot, c in enumerate(supply["current"]):
+        assert mask[actions.TAKE + slot] == (c is not None and cat.kind[c] == cards.TRADER), "a $26 card was takeable"
+    assert mask[actions.PASS]
 
     default = Game.new(3, seed=4)  # the default catalogue is untouched
     assert default.cards.vp[36] == 4
@@ -360,10 +364,27 @@ def test_R_COMP_2_an_assistant_turned_into_a_building(tmp_path):
     bad(tmp_path, rows, r"R-COMP-2.*found 4|R-COMP-2.*found 10")
 
 
-def test_R_COMP_2_ships_per_destination(tmp_path):
+def test_R_COMP_2_another_split_of_the_18_ships_loads_and_plays(tmp_path):
+    """R-COMP-2: 18 ships are printed, the split by destination is not: a user's other split loads."""
     rows = default_rows()
-    rows[38]["destination"] = "france"
-    bad(tmp_path, rows, r"row 45, column 'destination': there must be 3 ships to france \(R-COMP-2\), found 4")
+    ship_rows = [r for r in rows if r["kind"] == "ship"]
+    for r, dest in zip(ship_rows, ["france"] * 6 + ["spain"] * 5 + ["sweden"] * 4 + ["netherlands"] * 2 + ["great_britain"]):
+        r["destination"] = dest
+    cat = load(write(tmp_path, rows))
+    ships = cat.destination[cat.kind == cards.SHIP]
+    assert Counter(ships.tolist()) == {1: 6, 4: 5, 3: 4, 2: 2, 0: 1}
+    game = Game.new(4, seed=1, cards=cat)
+    while not game.is_over:
+        game.step(game.legal_actions()[-1])
+    assert Game.from_dict(game.to_dict(), cards=cat).is_over
+
+
+def test_R_COMP_2_the_docks_hold_18_ships(tmp_path):
+    rows = default_rows()
+    rows[38].update(kind="captain", destination="", name="captain")  # 17 ships, 6 captains
+    bad(tmp_path, rows, r"column 'board': board 'docks' must hold 5 captain cards \(R-COMP-2\), found 6")
+    rows[38].update(kind="trader")  # 17 ships and a trader on the docks
+    bad(tmp_path, rows, r"row 40, column 'kind': board 'docks' holds no 'trader' cards")
 
 
 def test_R_COMP_2_single_and_double_gold(tmp_path):
@@ -382,3 +403,68 @@ def test_R_COMP_2_starting_contracts_per_good(tmp_path):
     rows = default_rows()
     rows[160]["good"] = "cotton"
     bad(tmp_path, rows, r"row 167, column 'good': there must be 3 cotton starting contracts \(R-COMP-2\), found 4")
+
+
+# ------------------------------------------------------------ issue 11: every column checked against the kind
+
+@pytest.mark.parametrize("card,column,value", [
+    (0, "money", "20"),  # item 7 (money 200): money on a contract counted toward the budget, then could not be paid
+    (0, "cost", "5"),  # R-TAKE-3: contracts are free
+    (38, "vp", "3"),  # only buildings score
+    (29, "reward", "10"),  # only contracts pay
+    (24, "quantity", "2"),  # an assistant has no units
+    (80, "destination", "france"),  # goods have no destination
+    (38, "good", "fur"),  # ships carry no good
+])
+def test_issue_11_7_columns_only_on_the_kinds_they_belong_to(tmp_path, card, column, value):
+    rows = default_rows()
+    rows[card][column] = value
+    bad(tmp_path, rows, rf"row {row_of(card)}, column '{column}': a {rows[card]['kind']} card has no {column}")
+
+
+def test_a_contract_pays_a_reward(tmp_path):
+    rows = default_rows()
+    rows[3]["reward"] = "0"
+    bad(tmp_path, rows, r"row 5, column 'reward': a contract pays a reward of at least 1")
+
+
+@pytest.mark.parametrize("column,text,match", [
+    ("cost", "40000", r"must be at most 100, found 40000"),  # item 8: was OverflowError (int16)
+    ("cost", "9" * 30, r"expected a whole number, found '9{30}'"),  # item 8: was OverflowError (C long)
+    ("vp", "21", r"must be at most 20"),
+    ("cost", "１２", r"expected a whole number"),  # digits of another script
+    ("cost", "+6", r"expected a whole number"),
+    ("cost", "6_0", r"expected a whole number"),
+])
+def test_issue_11_8_numbers_out_of_range_are_value_errors(tmp_path, column, text, match):
+    rows = default_rows()
+    rows[29][column] = text
+    message = bad(tmp_path, rows, rf"row 31, column '{column}': {match}")
+    assert len(message) < 400
+
+
+def test_issue_11_8_a_huge_cell_is_a_value_error_naming_row_and_column(tmp_path):
+    """Issue 11 item 8: a 200,000-character cell raised _csv.Error: field larger than field limit."""
+    rows = default_rows()
+    rows[29]["name"] = "x" * 200_000
+    message = bad(tmp_path, rows, r"row 31, column 'name': a cell of 200000 characters")
+    assert len(message) < 400
+
+
+@pytest.mark.parametrize("content,match", [
+    (b"id,board\xff\n", r"row 1: not UTF-8 text"),
+    (b'id,board,kind\n"' + b"a\n" * 100_000, r"not a readable CSV file|row"),
+    (b"x" * (2 << 20), r"at most 1048576 bytes"),
+    (b"\x00\x00\x00\n", r"row 1"),
+])
+def test_unreadable_files_are_value_errors(tmp_path, content, match):
+    path = tmp_path / "cards.csv"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=match):
+        load(path)
+
+
+def test_a_long_name_is_refused(tmp_path):
+    rows = default_rows()
+    rows[29]["name"] = "y" * 101
+    bad(tmp_path, rows, r"row 31, column 'name': a name has at most 100 characters")

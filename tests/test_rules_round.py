@@ -54,18 +54,17 @@ def test_R_ROUND_1_hm_chooses_an_unchosen_board():
 
 
 def test_R_ROUND_1_only_boards_with_a_card_in_current_or_future_supply():
-    """R-ROUND-1: a board whose current and future supplies are empty cannot be chosen; one card in either suffices."""
+    """R-ROUND-1: a board whose current and future supplies are empty cannot be chosen; one card suffices."""
     pos = Position(5, seed=2)
     empty_board(pos, GUILDHALL)
-    pos.supply(DOCKS, current=[None] * 4, future=[None, 60])  # only a future card (nobody holds an assistant)
-    pos.supply(MARKET, current=[None, None, 108, None], future=[None, None])  # only a current card
+    pos.supply(MARKET, current=[108, None, None, None])  # one current card left on an exhausted board
+    pos.exhausted(MARKET)
     game = pos.game()
     assert choose_actions(game) == [DOCKS, MARKET, BANK]
     with pytest.raises(IllegalActionError):
         game.step(GUILDHALL)
-    game.step(DOCKS)  # chosen although only its future supply holds a card
-    assert game.phase == "take"
-    assert game.legal_actions() == [PASS]  # nobody can take there without an assistant
+    game.step(MARKET)  # chosen although it holds a single card
+    assert game.phase == "take" and game.state.current_board == MARKET
 
 
 # ------------------------------------------------------------------ R-ROUND-2
@@ -185,12 +184,12 @@ def test_R_ROUND_4_pass_on_the_last_board_with_choosable_boards_left():
 def r_round_5_position(assistant=False, money=()):
     """4 players, the HM (seat 0) asked on the market after seats 1-3 all took a card this round.
 
-    guildhall: a contract and an assistant (free); docks: only future cards; market: two $10 goods;
-    bank: only buildings of $11-$18. The HM has $10 cash.
+    guildhall: an $18 university, a contract and an assistant (free); docks: buildings of $11-$18 and free
+    future cards (a captain, a ship); market: two $10 goods; bank: only buildings of $11-$18. The HM has $10 cash.
     """
     pos = Position(4, seed=11)
-    pos.supply(GUILDHALL, current=[None, 2, 25], future=[3, 26])
-    pos.supply(DOCKS, current=[None, None, None], future=[56, 39])
+    pos.supply(GUILDHALL, current=[36, 2, 25], future=[3, 26])
+    pos.supply(DOCKS, current=[74, 76, 78], future=[56, 39])
     pos.supply(MARKET, current=[85, None, 86], future=[80, 118])
     pos.supply(BANK, current=[158, 156, 159], future=[157, 155])
     pos.cash(0, 10)
@@ -201,20 +200,20 @@ def r_round_5_position(assistant=False, money=()):
 
 
 def test_R_ROUND_5_hm_options_when_everyone_else_has_taken():
-    """R-ROUND-5: take here, pass, or choose an unchosen board where he can take a card (not docks: only future
-    cards and no assistant; not bank: nothing affordable)."""
+    """R-ROUND-5: take here, pass, or choose an unchosen board where he can take a card (not docks: only its
+    future cards are affordable and he has no assistant; not bank: nothing affordable)."""
     game = r_round_5_position().game()
     assert game.current_player == 0 and game.phase == "take"
     assert game.legal_actions() == [GUILDHALL, take(0), take(2), PASS]
 
 
 def test_R_ROUND_5_assistant_and_money_cards_count_for_the_board_choice():
-    """R-ROUND-5: with an assistant the docks (future cards only) may be chosen; money cards make the bank
-    affordable."""
+    """R-ROUND-5: with an assistant the docks (affordable future cards only) may be chosen; money cards make the
+    bank affordable."""
     game = r_round_5_position(assistant=True).game()
     assert choose_actions(game) == [GUILDHALL, DOCKS]
-    game = r_round_5_position(money=(142,)).game()  # $10 cash + a $5 money card covers the $15 library
-    assert choose_actions(game) == [GUILDHALL, BANK]
+    game = r_round_5_position(money=(142,)).game()  # $10 cash + a $5 money card covers the $15 libraries
+    assert choose_actions(game) == [GUILDHALL, DOCKS, BANK]
 
 
 def test_R_ROUND_5_pass_ends_the_round():
@@ -248,7 +247,8 @@ def test_R_ROUND_5_hm_may_choose_board_and_must_take():
 
 
 def test_R_ROUND_5_must_take_with_an_assistant_from_the_future_supply():
-    """R-ROUND-5 + R-TAKE-2: after choosing the docks (only future cards) the HM must take a future card."""
+    """R-ROUND-5 + R-TAKE-2: after choosing the docks (only its future cards affordable) the HM must take a
+    future card."""
     game = r_round_5_position(assistant=True).game()
     game.step(DOCKS)
     assert game.phase == "must_take"

@@ -91,15 +91,15 @@ def test_R_COMP_3_goods_and_destinations_order():
 
 def test_R_COMP_4_money_is_unlimited_and_cash_is_public():
     """R-COMP-4: rewards come from an unlimited general supply (nobody else pays); every player's cash is public."""
-    pos = Position(3, seed=1).cash(0, 10_000).cash(1, 7).cash(2, 0)
+    pos = Position(3, seed=1).cash(0, 900).cash(1, 7).cash(2, 0)
     pos.starting_contract(0, 170)  # 2 tobacco to France, $15
     pos.hand(0, 104).ships(0, 41)
     game = pos.game()
     game.step(actions.ADD_CONTRACT + 24 + (170 - 160))
     game.step(actions.SHIP)
     d = game.to_dict()
-    assert [p["cash"] for p in d["players"]] == [10_015, 7, 0]
-    assert [row["cash"] for row in game.scores()] == [10_015, 7, 0]
+    assert [p["cash"] for p in d["players"]] == [915, 7, 0]
+    assert [row["cash"] for row in game.scores()] == [915, 7, 0]
     # a cost is paid to the general supply: nobody receives it
     game = Position(3, seed=1).supply(MARKET, current=[106, None]).turn("take", player=1, chosen=[MARKET]).game()
     game.step(actions.TAKE + 0)  # 3 tobacco for $10

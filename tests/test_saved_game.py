@@ -516,7 +516,7 @@ def test_rejects_a_position_where_the_player_to_act_has_no_legal_action(d):
         for key in ("current", "future"):
             board["discard"] += [c for c in board[key] if c is not None]
             board[key] = [None] * len(board[key])
-    rejects(d, r"no legal action")
+    rejects(d, r"no legal action|not exhausted, so its current supply is full")
 
 
 def test_rejects_a_pending_contract_not_in_the_current_players_hand():
@@ -681,7 +681,10 @@ def test_rejects_bad_chosen_boards(d, chosen, match):
 
 
 @pytest.mark.parametrize("key,value,match", [
-    ("round", 0, r"round must be at least 1"),
+    ("round", 0, r"round must be from 1 to 481"),
+    ("round", 482, r"round must be from 1 to 481"),  # issue 11 item 4: no game lasts longer (state.MAX_ROUNDS)
+    ("round", 10**400, r"round must be from 1 to 481"),
+    ("round", 2**128, r"round must be from 1 to 481"),
     ("round", "1", r"round must be an integer"),
     ("harbour_master", 3, r"harbour_master must be from 0 to 2"),
     ("harbour_master", None, r"harbour_master must be an integer"),
@@ -710,3 +713,127 @@ def test_json_round_trip_of_a_pending_shipment():
     again = Game.from_dict(json.loads(json.dumps(game.to_dict())))
     assert again.to_dict() == game.to_dict() and again.to_dict()["pending_shipment"] == [2]
     assert again.legal_actions()[-1] == actions.SHIP
+
+
+# ------------------------------------------------------------------ issue 11: what a user loads (items 1-5)
+
+def finished_game(num_players=4, seed=3) -> Game:
+    game = Game.new(num_players, seed=seed)
+    rng = np.random.default_rng(seed)
+    while not game.is_over:
+        game.step(int(rng.choice(game.legal_actions())))
+    return game
+
+
+def test_issue_11_1a_R_REFILL_2_emptied_boards_must_be_exhausted(d):
+    """Issue 11 item 1a: boards emptied into their discard piles but not marked exhausted were accepted and
+    reached a choose_board with no legal action ~100 steps later."""
+    for b in (0, 1):
+        board = d["boards"][b]
+        board["discard"] = sorted(board["discard"] + board["deck"] + [c for c in board["current"] + board["future"]
+                                                                       if c is not None])
+        board["deck"], board["current"], board["future"] = [], [None] * 2, [None, None]
+    rejects(d, r"boards\[0\] \(guildhall\) is not exhausted, so its current supply is full \(2 cards\).*R-REFILL-2")
+
+
+@pytest.mark.parametrize("change,match", [
+    (lambda b: b.update(future=[None, None]), r"the future supply is full \(2 cards\) while the deck holds cards"),
+])
+def test_R_REFILL_1_supplies_of_a_board_not_chosen_this_round_are_as_a_refill_left_them(d, change, match):
+    board = d["boards"][2]
+    before = [c for c in board["current"] + board["future"] if c is not None]
+    change(board)
+    board["deck"] += [c for c in before if c not in board["current"] + board["future"]]
+    rejects(d, match)
+
+
+def test_R_REFILL_1_a_refill_fills_the_first_slots():
+    d = Game.new(5, seed=2).to_dict()  # 5 players: three exhausted boards end the game, two do not
+    board = d["boards"][1]
+    board["discard"] = sorted(board["deck"] + board["future"] + board["current"][:1] + board["current"][2:])
+    board.update(deck=[], future=[None, None], current=[None, board["current"][1], None, None], exhausted=True)
+    rejects(d, r"boards\[1\] \(docks\): a refill fills current slots 0, 1, \.\.\. in order")
+    board["current"] = board["current"][1:] + [None]
+    accepts(d)
+    d["boards"][2]["exhausted"] = True  # with its deck and both supplies full
+    rejects(d, r"boards\[2\] \(market\) is exhausted, so .* its deck and future supply are empty")
+
+
+def test_issue_11_1b_R_ROUND_1_choose_board_needs_a_board_to_choose():
+    """Issue 11 item 1b: chosen_boards [0, 1, 2, 3] in choose_board with a shippable contract was accepted; after
+    add + ship no action was legal."""
+    d = pending_position()
+    d["chosen_boards"] = [0, 1, 2, 3]
+    d["players"][1]["has_piece"] = False
+    game_mask_before = accepts(pending_position()).legal_action_mask()
+    assert game_mask_before[actions.ADD_CONTRACT + 2]  # the contract is shippable: the old check passed
+    rejects(d, r"in phase choose_board a board not chosen this round must hold a card \(R-ROUND-1\)")
+
+
+def test_R_ROUND_5_must_take_needs_a_card_the_harbour_master_can_take(d):
+    d.update(phase="must_take", current_board=2, chosen_boards=[1, 2])
+    for p in (1, 2):
+        d["players"][p]["has_piece"] = False
+    d["players"][0]["cash"] = 0
+    market = d["boards"][2]
+    costly = [c for c in market["deck"] if CARDS.cost[c] > 0][:SUPPLY_SIZE[3]]
+    for slot, c in enumerate(costly):
+        old = market["current"][slot]
+        market["deck"].remove(c)
+        market["deck"].append(old)
+        market["current"][slot] = c
+    rejects(d, r"in phase must_take the harbour master can take a card on the chosen board \(R-ROUND-5\)")
+
+
+def test_issue_11_2_cash_is_bounded_by_what_a_game_hands_out(d):
+    """Issue 11 item 2: cash up to 2**31 - 1 was accepted and shipping wrapped it to a negative int32."""
+    from packetrow_env.state import most_cash
+    most = most_cash(CARDS)
+    assert most < 2**20  # far from wrapping an int32 whatever the game adds
+    for cash in (2**31 - 1, most + 1):
+        d["players"][1]["cash"] = cash
+        rejects(d, rf"players\[1\]\.cash must be from 0 to {most}")
+    d["players"][1]["cash"] = most
+    d["players"][2]["cash"] = most
+    rejects(d, r"the players' cash adds up to .* more than the \$\d+ a game can hand out")
+    d["players"][2]["cash"] = 0
+    accepts(d)
+
+
+@pytest.mark.parametrize("name", ["MT19937", "Philox", "SFC64"])
+def test_issue_11_3_only_generator_states_that_save_as_json(d, name):
+    """Issue 11 item 3: MT19937, Philox and SFC64 states were accepted, then json.dumps(to_dict()) failed."""
+    d["rng"] = json.loads(json.dumps(getattr(np.random, name)(1).state, default=lambda a: a.tolist()))
+    rejects(d, r"rng\.bit_generator must be one of PCG64, PCG64DXSM")
+
+
+def test_a_pcg64dxsm_state_loads_and_saves_as_json(d):
+    d["rng"] = np.random.PCG64DXSM(5).state
+    game = accepts(json.loads(json.dumps(d)))
+    assert json.loads(json.dumps(game.to_dict()))["rng"] == json.loads(json.dumps(d["rng"]))
+
+
+def test_issue_11_4_history_is_bounded(d):
+    from packetrow_env.saved_game import MAX_HISTORY
+    d["history"] = [0] * (MAX_HISTORY + 1)
+    rejects(d, rf"history holds at most {MAX_HISTORY} actions")
+
+
+def test_issue_11_5_R_SCORE_1_a_finished_game_has_no_money_cards_in_hand():
+    """Issue 11 item 5: a finished game with money cards in a hand loaded and scored without cashing them."""
+    d = finished_game().to_dict()
+    accepts(d)
+    money = next(c for c in d["boards"][3]["discard"] if CARDS.kind[c] == 8)
+    move(d, money, d["players"][1]["hand"])
+    d["players"][1]["hand"].sort()
+    rejects(d, rf"player 1 still holds money cards \[{money}\] in a finished game.*R-SCORE-1")
+
+
+def test_R_END_1_a_finished_game_has_enough_exhausted_boards():
+    d = finished_game().to_dict()
+    for board in d["boards"]:
+        board["exhausted"] = False
+    rejects(d, r"R-END-1|R-REFILL-2")
+    d = finished_game().to_dict()
+    d["chosen_boards"] = [b for b in d["chosen_boards"] if not d["boards"][b]["exhausted"]]
+    rejects(d, r"chosen_boards of a finished game holds an exhausted board")

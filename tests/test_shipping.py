@@ -214,7 +214,7 @@ def _reshuffled(rows):
     for r in rows:
         if r["kind"] == "contract":
             r["quantity"] = str(rng.randint(1, 5))
-            r["reward"] = str(rng.choice((0, 5, 10, 15, 20, 25, 30, 35)))
+            r["reward"] = str(rng.choice((5, 10, 15, 20, 25, 30, 35)))  # a contract pays (cards.py)
     _random_values(rows)
 
 
