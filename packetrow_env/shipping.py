@@ -369,13 +369,36 @@ def payment(cat, resources, contracts) -> tuple[int, ...] | None:
 
 
 # ---------------------------------------------------------------- final scoring
+#
+# The final fulfilment (R-SCORE-1) picks, among the contract sets a hand can ship at once, the one paying the
+# most; ties go to the cheapest payment (least total card value), then to the smallest sorted id list. Since
+# every contract pays at least 1 (cards.py), no best set holds another, and between two such sets the smaller
+# id list is the one holding the smallest id of their difference: a sum of 2**(NUM_CARDS - 1 - id) ("bits")
+# per set ranks them the same way, and it adds up over disjoint parts.
+#
+# Few contracts: a search over the subsets (grown in id order; a superset of an unshippable set is
+# unshippable). Many contracts (a user's file may hold 25 in one hand): a search over units instead,
+# polynomial in the units a hand holds. A set needs a destination set E (ships and captains, priced on
+# their own) and a number of units per good q (goods, gold and traders, priced on their own); for every
+# E the goods cards serving it are known, so for every q the best set is a 0/1 knapsack per good.
+# The cheapest goods payment of every q comes from one dynamic program over a 4-d array of q.
+
+_SMALL = 10  # at most 2**_SMALL subsets: the subset search is faster below this
+
 
 def best_fulfilment(cat, resources, contracts) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(contracts fulfilled, cards spent) for the final fulfilment of R-SCORE-1."""
     t = _tables(cat)
     res, con = _clean(t, *_keys(t, resources, contracts))
-    reward = t.reward
+    if len(con) > _SMALL:
+        return _best_by_units(t, res, con)
+    chosen = _best_by_subsets(cat, t, res, con)
+    return chosen, (_payment(cat, res, chosen)[1] if chosen else ())
 
+
+def _best_by_subsets(cat, t: _Tables, res: tuple, con: tuple) -> tuple[int, ...]:
+    """The R-SCORE-1 set by a search over contract subsets (exponential: for few contracts)."""
+    reward = t.reward
     # Depth-first over sets grown in id order. A superset of an infeasible set
     # is infeasible (more demand, more destinations), so infeasible sets stop;
     # a set that cannot reach the best reward so far even with every later
@@ -405,5 +428,145 @@ def best_fulfilment(cat, resources, contracts) -> tuple[tuple[int, ...], tuple[i
         spent = _payment(cat, res, chosen)[1]
         key = (sum(t.value[c] for c in spent), chosen)
         if best is None or key < best[0]:
-            best = (key, chosen, spent)
-    return best[1], best[2]
+            best = (key, chosen)
+    return best[1]
+
+
+_INFINITY = 1 << 62  # above any payment's cost below; sums of a few costs on top of it stay inside int64
+_NEVER = -(1 << 56)  # a score for what cannot be: five of them still add up inside int64
+
+
+def _goods_grid(t: _Tables, res: tuple, caps: list[int]):
+    """Per demand q (units per good, q[g] <= caps[g]): the R-SHIP-7 goods payment covering q, as one int64 cost.
+
+    The goods, gold and traders of the hand get ranks 0..m-1 by id; a card costs value * 2**m - 2**(m-1-rank),
+    which orders payments by total value, then by sorted ids (as the module docstring explains for 2**200), and
+    stays exact in int64 (m <= 43 cards of a hand, values <= 100). Returns (cost array, m, the ranked cards);
+    a cost >= _INFINITY means q cannot be covered.
+    """
+    import numpy as np
+
+    kind, good, quantity, value = t.kind, t.good, t.quantity, t.value
+    ranked = [c for c in res if kind[c] in (cards.GOODS_KIND, cards.GOLD, cards.TRADER)]
+    m = len(ranked)
+    price = {c: value[c] * (1 << m) - (1 << (m - 1 - r)) for r, c in enumerate(ranked)}
+    goods_cards = [c for c in ranked if kind[c] == cards.GOODS_KIND]
+    traders = sorted((price[c] for c in ranked if kind[c] == cards.TRADER))[:len(goods_cards)]
+    shape = tuple(c + 1 for c in caps)
+    index = [np.arange(size) for size in shape]
+
+    def shifted(array, axis, units):
+        """array[q with q[axis] lowered by units, floored at 0]: the cost of q once `units` of it are covered."""
+        return np.take(array, np.maximum(index[axis] - units, 0), axis=axis)
+
+    cost = np.full(shape, _INFINITY, dtype=np.int64)
+    cost[(0,) * len(shape)] = 0
+    for c in ranked:
+        if kind[c] == cards.GOLD:  # R-SHIP-3: a nugget's units all go to one good
+            new = cost.copy()
+            for g in range(len(shape)):
+                if caps[g]:
+                    np.minimum(new, shifted(cost, g, quantity[c]) + price[c], out=new)
+            cost = new
+    # Trades (R-SHIP-4) by the number made: t trades use the t cheapest traders (they are interchangeable).
+    levels = [cost] + [np.full(shape, _INFINITY, dtype=np.int64) for _ in traders]
+    for c in goods_cards:
+        g0, units = good[c], quantity[c]
+        new = [level.copy() for level in levels]
+        for used, level in enumerate(levels):
+            if caps[g0]:
+                np.minimum(new[used], shifted(level, g0, units) + price[c], out=new[used])
+            if used < len(traders):
+                traded = price[c] + traders[used]
+                for g in range(len(shape)):
+                    if g != g0 and caps[g]:
+                        np.minimum(new[used + 1], shifted(level, g, units) + traded, out=new[used + 1])
+        levels = new
+    cost = levels[0]
+    for level in levels[1:]:
+        np.minimum(cost, level, out=cost)
+    return cost, m, ranked
+
+
+def _best_by_units(t: _Tables, res: tuple, con: tuple) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The R-SCORE-1 set and its payment by dynamic programming over units per good (polynomial)."""
+    import numpy as np
+
+    kind, good, quantity, destination, value = t.kind, t.good, t.quantity, t.destination, t.value
+    n = len(kind)
+    # The grid of demands: per good, no more units than its contracts ask or than the hand can bring to it.
+    asked, own = [0] * _NUM_GOODS, [0] * _NUM_GOODS
+    for c in con:
+        asked[good[c]] += quantity[c]
+    goods_sizes = sorted((quantity[c] for c in res if kind[c] == cards.GOODS_KIND), reverse=True)
+    for c in res:
+        if kind[c] == cards.GOODS_KIND:
+            own[good[c]] += quantity[c]
+    gold_units = sum(quantity[c] for c in res if kind[c] == cards.GOLD)
+    traded = sum(goods_sizes[:sum(1 for c in res if kind[c] == cards.TRADER)])
+    caps = [min(asked[g], own[g] + gold_units + traded) for g in range(_NUM_GOODS)]
+    shape = tuple(c + 1 for c in caps)
+    cost, m, ranked = _goods_grid(t, res, caps)
+    covered = cost < _INFINITY
+    goods_value = np.where(covered, (cost + (1 << m) - 1) >> m, 0)  # the total value part of each cost
+
+    # Destination sets: the ships and captains serving exactly E, once per E (R-SHIP-2, R-SHIP-5).
+    destinations = sorted({destination[c] for c in con})
+    ship_payments = {}
+    for mask in range(1 << len(destinations)):
+        chosen = frozenset(d for i, d in enumerate(destinations) if mask >> i & 1)
+        paid = _ship_payment(t, res, sorted(chosen))
+        if paid is not None:
+            ship_payments[chosen] = (sum(value[c] for c in paid[1]), paid[1])
+    scale = sum(value[c] for c in res) + 1  # one unit of reward outweighs any payment
+
+    knapsacks = {}
+
+    def knapsack(g, allowed):
+        """Per units q of good g: the best (reward, bits, contracts) of the allowed contracts needing exactly q."""
+        key = (g, allowed)
+        if key not in knapsacks:
+            table = [None] * shape[g]
+            table[0] = (0, 0, ())
+            for c in allowed:
+                q, r, bit = quantity[c], t.reward[c], 1 << (n - 1 - c)
+                for total in range(caps[g] - q, -1, -1):
+                    old = table[total]
+                    if old is not None:
+                        grown = (old[0] + r, old[1] + bit, old[2] + (c,))
+                        if table[total + q] is None or grown[:2] > table[total + q][:2]:
+                            table[total + q] = grown
+            knapsacks[key] = table
+        return knapsacks[key]
+
+    # Score = reward * scale - payment value; a set with destinations inside E is scored with E's ships, which
+    # never undervalues the best set (it is scored exactly at E = its own destinations).
+    best_score, candidates = None, []
+    for dests, (ships, _) in ship_payments.items():
+        tables = [knapsack(g, tuple(c for c in con if good[c] == g and destination[c] in dests))
+                  for g in range(_NUM_GOODS)]
+        if best_score is not None and sum(max(row[0] for row in table if row) for table in tables) * scale - ships \
+                < best_score:
+            continue
+        score = np.where(covered, -goods_value - ships, _NEVER)
+        for g, table in enumerate(tables):
+            reward = np.array([_NEVER if row is None else row[0] * scale for row in table], dtype=np.int64)
+            score = score + reward.reshape([-1 if axis == g else 1 for axis in range(_NUM_GOODS)])
+        top = int(score.max())
+        if best_score is None or top > best_score:
+            best_score, candidates = top, []
+        if top == best_score:
+            candidates += [(tables, q) for q in zip(*np.nonzero(score == top))]
+    best = None
+    for tables, q in candidates:
+        rows = [tables[g][int(q[g])] for g in range(_NUM_GOODS)]
+        bits = sum(row[1] for row in rows)
+        if best is None or bits > best[0]:
+            best = (bits, tuple(sorted(c for row in rows for c in row[2])), tuple(int(x) for x in q))
+    chosen, q = best[1], best[2]
+    if not chosen:
+        return (), ()
+    goods_bits = int(goods_value[q]) * (1 << m) - int(cost[q])
+    goods_paid = [c for r, c in enumerate(ranked) if goods_bits >> (m - 1 - r) & 1]
+    ships_paid = ship_payments[frozenset(destination[c] for c in chosen)][1]
+    return chosen, tuple(sorted(goods_paid + list(ships_paid)))

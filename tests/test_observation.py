@@ -39,7 +39,8 @@ def counts(card_ids) -> np.ndarray:
 
 
 def take_out(d: dict, card: int) -> None:
-    """Remove a card from wherever a saved-game dict holds it (a supply slot becomes empty)."""
+    """Remove a card from wherever a saved-game dict holds it (a supply slot gets the deck's top card, as a refill
+    would have dealt it)."""
     for board in d["boards"]:
         for key in ("deck", "discard"):
             if card in board[key]:
@@ -47,7 +48,7 @@ def take_out(d: dict, card: int) -> None:
                 return
         for key in ("current", "future"):
             if card in board[key]:
-                board[key][board[key].index(card)] = None
+                board[key][board[key].index(card)] = board["deck"].pop(0) if board["deck"] else None
                 return
     if card in d["removed"]:
         d["removed"].remove(card)

@@ -335,6 +335,60 @@ def test_R_SCORE_1_best_fulfilment_matches_brute_force_custom_catalogue(custom, 
     assert shipping.best_fulfilment(cat, hand, con) == brute_best(cat, hand, con)
 
 
+def units_best(cat, hand, con):
+    """The search over units (used for many contracts), called directly on any hand."""
+    t = shipping._tables(cat)
+    res, con = shipping._clean(t, *shipping._keys(t, hand, con))
+    return shipping._best_by_units(t, res, con)
+
+
+@settings(derandomize=True, deadline=None, max_examples=300)
+@given(hands(max_cards=6, max_contracts=4))
+def test_R_SCORE_1_search_over_units_matches_brute_force(case):
+    hand, con = case
+    assert units_best(CAT, hand, con) == brute_best(CAT, hand, con)
+
+
+@settings(derandomize=True, deadline=None, max_examples=150)
+@given(st.sampled_from(["values", "reshuffled", "id_tie"]), st.data())
+def test_R_SCORE_1_search_over_units_matches_brute_force_custom_catalogue(custom, name, data):
+    cat = custom[name]
+    hand, con = data.draw(hands(cat, max_cards=6, max_contracts=4))
+    assert units_best(cat, hand, con) == brute_best(cat, hand, con)
+
+
+@pytest.mark.parametrize("name", ["default", "values", "reshuffled"])
+def test_R_SCORE_1_search_over_units_matches_the_subset_search_on_big_hands(custom, name):
+    """Hands too big for brute force, small enough for the subset search: both searches agree."""
+    cat = CAT if name == "default" else custom[name]
+    rng = random.Random(5)
+    contracts = ids(cat, kind=cards.CONTRACT)
+    pool = [int(c) for c in np.flatnonzero(np.isin(cat.kind, SHIPMENT_KINDS))]
+    t = shipping._tables(cat)
+    for _ in range(60):
+        hand, con = rng.sample(pool, rng.randint(4, 30)), rng.sample(contracts, rng.randint(1, shipping._SMALL))
+        res, con = shipping._clean(t, *shipping._keys(t, hand, con))
+        chosen = shipping._best_by_subsets(cat, t, res, con)
+        expected = (chosen, shipping.payment(cat, hand, chosen) if chosen else ())
+        assert shipping._best_by_units(t, res, con) == expected, (hand, con)
+
+
+def test_issue_11_6_R_SCORE_1_twenty_five_contracts_in_one_hand():
+    """Issue 11 item 6: 25 contracts took 287 s (exponential); now the search over units answers at once. The
+    answer pays the most a hand can: every contract left out cannot be added, the payment fulfils the set and
+    no card of it can be left out (benchmarks/best_fulfilment.py measures the time)."""
+    contracts = [c for c in ids(kind=cards.CONTRACT) if CAT.board[c] != cards.START] + ids(kind=cards.CONTRACT)[-1:]
+    hand = [int(c) for c in np.flatnonzero(np.isin(CAT.kind, SHIPMENT_KINDS))]
+    for resources in (hand, hand[::2], [c for c in hand if CAT.kind[c] != cards.GOLD]):
+        best, paid = shipping.best_fulfilment(CAT, resources, contracts)
+        assert len(contracts) == 25 and best and set(paid) <= set(resources)
+        assert shipping.can_fulfil(CAT, paid, best)
+        for c in paid:
+            assert not shipping.can_fulfil(CAT, [x for x in paid if x != c], best)
+        for c in set(contracts) - set(best):
+            assert not shipping.can_fulfil(CAT, resources, best + (c,))
+
+
 @settings(derandomize=True, deadline=None, max_examples=150)
 @given(st.lists(st.sampled_from(ids(kind=cards.CONTRACT)), min_size=1, max_size=10, unique=True),
        st.lists(st.sampled_from([int(c) for c in np.flatnonzero(np.isin(CAT.kind, SHIPMENT_KINDS))]),
