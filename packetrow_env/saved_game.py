@@ -350,7 +350,7 @@ def _check_decision(game):
                   "end (R-SCORE-1)")
         return
     if s.phase == CHOOSE_BOARD:
-        _need(bool(game._choosable_boards()), "in phase choose_board a board not chosen this round must hold a card "
+        _need(bool(game.choosable_boards()), "in phase choose_board a board not chosen this round must hold a card "
               "(R-ROUND-1); otherwise the harbour master's pass ended the round (R-ROUND-4)")
     if s.phase == MUST_TAKE:
         money, has_assistant, _ = game._summary(s.current_player)
