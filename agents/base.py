@@ -4,22 +4,26 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-import numpy as np
+from packetrow_env.seat_view import SeatView
 
 
 @runtime_checkable
 class Agent(Protocol):
-    """Chooses a legal action for the seat to act.
+    """Chooses a legal action for the seat to act, from that seat's view alone.
 
-    ``observation`` is that seat's observation vector, ``action_mask`` its legal actions, and ``game``
-    the engine's Game for agents that search. An agent may use from ``game`` only what its seat may
-    know: ``game.current_player``, public state, and ``game.sample_determinization(seat, rng)``;
-    never hidden cards. Agents that ignore the observation set ``needs_observation = False`` so
-    callers may skip encoding it. ``reset(seed)`` reseeds an agent for a new game.
+    ``act(view)`` receives a ``packetrow_env.seat_view.SeatView``: the seat's legal actions
+    (``view.action_mask``), its observation (``view.observation``, encoded on first use), the public
+    state, its own hand and what it knows of the others (R-INFO), and determinisations for search
+    (``view.sample_determinization(rng)``). The Game itself is not part of it, so an agent cannot read a
+    hidden card. ``reset(seed)`` reseeds an agent for a new game.
     """
 
     name: str
 
-    def act(self, observation: np.ndarray | None, action_mask: np.ndarray, game=None) -> int:
+    def act(self, view: SeatView) -> int:
         """A legal action id."""
+        ...
+
+    def reset(self, seed: int) -> None:
+        """Reseed for a new game."""
         ...

@@ -7,7 +7,6 @@ import numpy as np
 from packetrow_env import actions
 from packetrow_env.cards import (ASSISTANT, BANKER, BUILDING, CAPTAIN, CONTRACT, GOLD, GOODS_KIND, MONEY, SHIP,
                                  TRADER)
-from packetrow_env.knowledge import known_hand
 from packetrow_env.scoring import leader_banker_points, time_left
 from packetrow_env.state import CHOOSE_BOARD, MUST_TAKE
 
@@ -109,10 +108,9 @@ class HeuristicAgent:
        cards they value most, the best card left is worth most to him, minus 1.5 times what the
        best-served opponent gains there (``rival_weight``). When everyone else has taken, choose only a board where
        his best card beats the current one.
-    Opponents are valued from what he knows of them (their known hands and ships), never hidden cards.
+    Opponents are valued from what he knows of them (their known hands and ships): he reads only his SeatView.
     """
 
-    needs_observation = False
     rival_weight = 1.5  # how much the opponents' gains count against a board
     rival_sum = False
 
@@ -126,14 +124,15 @@ class HeuristicAgent:
         self._rng = np.random.default_rng(seed)
 
     # --------------------------------------------------------------- act
-    def act(self, observation, action_mask, game=None) -> int:
-        """The action the rules above pick for the player to act."""
-        if game is None:
-            raise ValueError("HeuristicAgent needs the game: act(observation, action_mask, game)")
-        mask = np.asarray(action_mask, dtype=bool)
+    def act(self, view) -> int:
+        """The action the rules above pick for the seat of ``view`` (a SeatView of a game)."""
+        if not view.has_game:
+            raise ValueError("HeuristicAgent reads the table: act(SeatView(game, seat)), not a view of an observation")
+        game = view  # the helpers below read only the seat's view (public state, known hands), never the Game
+        mask = view.action_mask
         legal = np.flatnonzero(mask)
         if len(legal) == 0:
-            raise ValueError("no legal action: the mask is all zeros")
+            raise ValueError("no legal action: the mask is all zeros (is it this seat's turn?)")
         cards = game.cards
         contracts = legal[(legal >= actions.ADD_CONTRACT) & (legal < actions.SHIP)]
         if len(contracts):  # rule 1
@@ -142,7 +141,7 @@ class HeuristicAgent:
         if mask[actions.SHIP]:
             return actions.SHIP
         s = game.state
-        me = s.current_player
+        me = view.seat
         context = _Context(game, me)
         if s.phase == CHOOSE_BOARD:  # rule 3
             return self._best([(b, self._board_score(game, context, b)) for b in legal])
@@ -204,6 +203,7 @@ class _Context:
     """Per-decision facts shared by all card values: each seat's known needs, budgets, and the game's progress."""
 
     def __init__(self, game, observer):
+        """``game``: the observer's SeatView."""
         s = game.state
         n = s.num_players
         self.observer = observer
@@ -215,11 +215,10 @@ class _Context:
         self.time_left = time_left(s, game.cards, floor=0.15)
 
     def known_hand(self, seat) -> list[int]:
-        """The cards of a seat's hand the observer knows (R-INFO-3, from packetrow_env.knowledge)."""
+        """The cards of a seat's hand the observer knows (R-INFO-3, from the view: packetrow_env.knowledge)."""
         hand = self._hands[seat]
         if hand is None:
-            game = self._game
-            hand = self._hands[seat] = known_hand(game.state, game.cards, self.observer, seat, "tracked")
+            hand = self._hands[seat] = self._game.known_hand(seat) or []  # table mode: nothing known of others
         return hand
 
     def needs(self, seat) -> _Needs:

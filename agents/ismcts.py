@@ -52,6 +52,7 @@ import numpy as np
 from packetrow_env.cards import BANKER, BUILDING, CAPTAIN, CONTRACT, GOLD, GOODS_KIND, MONEY
 from packetrow_env.engine import Game
 from packetrow_env.scoring import banker_points, rank_rewards, time_left
+from packetrow_env.seat_view import SeatView
 from packetrow_env.shipping import best_fulfilment
 from packetrow_env.state import HAND, SHIPS
 
@@ -62,8 +63,6 @@ TERMINAL_MARGIN_WEIGHT = 0.1  # share of the terminal reward that rewards a bigg
 
 class ISMCTSAgent:
     """Single-observer information-set MCTS over determinisations, for the seat to act."""
-
-    needs_observation = False
 
     def __init__(self, seconds_per_move: float | None = None, iterations: int | None = None, seed: int = 0,
                  rollout: str = "heuristic", rollout_rounds: int | None = 2, exploration: float = 1.0,
@@ -114,22 +113,22 @@ class ISMCTSAgent:
             self._policy.reset(int(self._np_rng.integers(2**63)))
 
     # ---------------------------------------------------------------- acting
-    def act(self, observation, action_mask, game=None) -> int:
-        """The action the search visited most for ``game.current_player``."""
-        if game is None:
-            raise ValueError("ISMCTSAgent searches the game: call act(observation, action_mask, game) with the "
-                             "engine's Game (env.unwrapped.game)")
-        legal = np.flatnonzero(action_mask).tolist()
+    def act(self, view) -> int:
+        """The action the search visited most for the seat of ``view`` (a SeatView of a game)."""
+        if not view.has_game:
+            raise ValueError("ISMCTSAgent searches determinisations of the table: act(SeatView(game, seat)), not a "
+                             "view of an observation")
+        legal = view.legal_actions()
         if not legal:
             raise ValueError("no legal action: the mask is all zeros (is the game over, or is it another seat's turn?)")
         if len(legal) == 1:
             return int(legal[0])
-        seat = game.current_player
+        seat = view.seat
         root = _Node()
         deadline = None if self.seconds_per_move is None else time.perf_counter() + self.seconds_per_move
         count = 0
         while True:
-            self._iterate(root, game, seat)
+            self._iterate(root, view, seat)
             count += 1
             if deadline is None:
                 if count >= self.iterations:
@@ -143,10 +142,10 @@ class ISMCTSAgent:
         return int(best)
 
     # ---------------------------------------------------------------- search
-    def _iterate(self, root: "_Node", position: Game, seat: int) -> None:
+    def _iterate(self, root: "_Node", view: SeatView, seat: int) -> None:
         """One determinise-select-expand-rollout-backup pass."""
         rng = self._rng
-        game = position.sample_determinization(seat, self._np_rng)
+        game = view.sample_determinization(self._np_rng)
         state = game.state
         node = root
         path = []
@@ -206,7 +205,7 @@ class ISMCTSAgent:
                 legal = mask.nonzero()[0].tolist()
                 game.step(legal[rng.randrange(len(legal))] if len(legal) > 1 else legal[0])
             else:
-                game.step(policy.act(None, mask, game))
+                game.step(policy.act(SeatView(game, state.current_player, "tracked", action_mask=mask)))
         if game.is_over:
             return terminal_rewards(game)
         return pairwise_rewards(estimate_vp(game, self.partial_weight), self.eval_scale)

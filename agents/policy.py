@@ -250,12 +250,10 @@ class PolicyAgent:
     """Plays a trained policy: masked argmax (``deterministic``) or a sample from it, seeded.
 
     Built from a model file (``path``: a ``.npz`` export; None: the shipped model) or a
-    NumpyPolicy in memory (``policy``). It reads the observation it is given (``needs_observation``),
-    which callers encode in the mode it was trained on (``observation_mode``; default tracked); when
-    none is given but the game is, it encodes the acting seat's own view.
+    NumpyPolicy in memory (``policy``). It reads the seat's observation in the mode it was trained on
+    (``observation_mode``; default tracked): ``view.observe(mode)``, or the vector of a view built on an
+    observation alone (``SeatView.of_observation``), which must be in that mode.
     """
-
-    needs_observation = True
 
     def __init__(self, seed: int = 0, path=None, deterministic: bool = True, policy: NumpyPolicy | None = None,
                  name: str = "ppo"):
@@ -265,7 +263,6 @@ class PolicyAgent:
         self.path = None if policy is not None else str(path if path is not None else SHIPPED_MODEL)
         self.deterministic = deterministic
         self.name = name
-        self._encoder = None
         self.reset(seed)
 
     @classmethod
@@ -291,13 +288,7 @@ class PolicyAgent:
         """The policy's probability of each action, zero on illegal ones."""
         return self.policy.probabilities(observation, action_mask)
 
-    def act(self, observation, action_mask, game=None) -> int:
-        """A legal action from the policy."""
-        if observation is None:
-            if game is None:
-                raise ValueError("PolicyAgent needs the observation (or the game to encode it from)")
-            if self._encoder is None:
-                from packetrow_env.observation import encoder
-                self._encoder = encoder(game.cards)
-            observation = self._encoder.encode(game, game.current_player, self.observation_mode)
-        return self.policy.action(observation, action_mask, self._rng, self.deterministic)
+    def act(self, view) -> int:
+        """A legal action from the policy, for the seat of ``view`` (a SeatView)."""
+        observation = view.observe(self.observation_mode)
+        return self.policy.action(observation, view.action_mask, self._rng, self.deterministic)

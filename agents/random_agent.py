@@ -8,8 +8,6 @@ import numpy as np
 class RandomAgent:
     """Uniform over the legal actions, seeded."""
 
-    needs_observation = False
-
     def __init__(self, seed: int = 0):
         self.name = "random"
         self.reset(seed)
@@ -18,9 +16,9 @@ class RandomAgent:
         """Reseed for a new game."""
         self._rng = np.random.default_rng(seed)
 
-    def act(self, observation, action_mask, game=None) -> int:
-        """A uniformly random legal action."""
-        legal = np.flatnonzero(action_mask)
+    def act(self, view) -> int:
+        """A uniformly random legal action of ``view`` (a SeatView)."""
+        legal = np.flatnonzero(view.action_mask)
         if len(legal) == 0:
             raise ValueError("no legal action: the mask is all zeros (is the game over, or is it another seat's turn?)")
         return int(legal[self._rng.integers(len(legal))])

@@ -22,10 +22,10 @@ import numpy as np
 from packetrow_env import actions
 from packetrow_env.cards import BANKER, BOARDS, CONTRACT, MONEY, START
 from packetrow_env.engine import Game
-from packetrow_env.knowledge import known_hands as _known_hands
-from packetrow_env.render import (card_text, contract_text, describe_action, future_supply, render, scores_lines,
+from packetrow_env.render import (card_text, contract_text, future_supply, scores_lines,
                                   seat_label, shipment_text)
 from packetrow_env.scoring import banker_points
+from packetrow_env.seat_view import SeatView
 from packetrow_env.state import END_THRESHOLD, MAX_PLAYERS, MIN_PLAYERS
 
 SAVE_FORMAT = "packetrow-play"
@@ -61,8 +61,6 @@ class HumanAgent:
     'save [FILE]' command and returns the path written.
     """
 
-    needs_observation = False
-
     def __init__(self, seat: int, input_fn=None, out=None, names=None, on_save=None):
         self.name = "human"
         self.seat = seat
@@ -80,19 +78,23 @@ class HumanAgent:
         self.out.write(text + "\n")
         self.out.flush()
 
-    def view(self, game) -> str:
-        """The table as this seat sees it, then what happened since his last move, then the legal actions."""
-        text = render(game, seat=self.seat, known_hands=known_hands(game, self.seat), names=self.names)
+    def view(self, view) -> str:
+        """The table as this seat sees it (``view``: his SeatView), then what happened since his last move, then
+        the legal actions."""
+        text = view.render_text(names=self.names)
         if not self.news:
             return text
         table, marker, legal = text.partition("\nlegal actions:\n")
         news = "\n".join(["Since your last move:"] + ["  " + line for line in self.news])
         return f"{table}\n{news}{marker}{legal}"
 
-    def act(self, observation, action_mask, game=None) -> int:
-        """Show the table, then read lines until one names a legal action; commands are handled on the way."""
-        if game is None:
-            raise ValueError("HumanAgent needs the game to show the table")
+    def act(self, view) -> int:
+        """Show the table of ``view`` (his SeatView), then read lines until one names a legal action; commands are
+        handled on the way."""
+        if not view.has_game:
+            raise ValueError("HumanAgent shows the table: act(SeatView(game, seat)), not a view of an observation")
+        game = view  # everything below reads only this seat's view
+        action_mask = view.action_mask
         self.say()
         self.say(f"=== Your turn (round {game.state.round}) " + "=" * 40)
         self.say(self.view(game))
@@ -129,7 +131,7 @@ class HumanAgent:
             self.say(self.view(game))
             return None
         if command == "scores":
-            self.say(standing_text(game, self.seat, self.names))
+            self.say(standing_text(game, self.names))
             return None
         if command == "save":
             if self.on_save is None:
@@ -161,18 +163,14 @@ class HumanAgent:
         return action
 
 
-def known_hands(game, seat: int) -> list[list[int]]:
-    """Each seat's hand as ``seat`` knows it (R-INFO-3): his own whole, an opponent's without his held starting contract."""
-    return _known_hands(game.state, game.cards, seat, "tracked")
-
-
-def standing_text(game, seat: int, names=None) -> str:
-    """The scores if the game ended now with every money card cashed (contracts not shipped): public information."""
-    cards = game.cards
-    n = game.num_players
-    rows = game.scores()
+def standing_text(view, names=None) -> str:
+    """The scores if the game ended now with every money card cashed (contracts not shipped), from a SeatView."""
+    cards = view.cards
+    n = view.num_players
+    rows = view.scores()
     cash, bankers = [], []
-    hands = known_hands(game, seat)  # money cards and bankers are always taken face up: known to every seat
+    seat = view.seat
+    hands = view.known_hands()  # money cards and bankers are always taken face up: known to every seat (tracked)
     for p in range(n):
         hand = hands[p]
         cash.append(rows[p]["cash"] + sum(int(cards.money[c]) for c in hand))
@@ -189,9 +187,9 @@ def standing_text(game, seat: int, names=None) -> str:
     return "\n".join(lines)
 
 
-def legal_lines(game) -> str:
-    """The legal actions, one a line: number, name, what it does."""
-    return "\n".join(f"  {a:2d}  {actions.name(a):16s} {describe_action(game, a)}" for a in game.legal_actions())
+def legal_lines(view) -> str:
+    """The legal actions of a SeatView, one a line: number, name, what it does."""
+    return "\n".join(f"  {a:2d}  {actions.name(a):16s} {view.describe_action(a)}" for a in view.legal_actions())
 
 
 def help_text(game) -> str:
@@ -469,8 +467,6 @@ class TerminalGame:
 
     def __init__(self, game: Game, seat: int, opponents: list[str], seed: int, save_path: str | None = None,
                  input_fn=None, out=None):
-        from packetrow_env.observation import encoder
-
         self.game = game
         self.seat = seat
         self.opponents = list(opponents)
@@ -487,7 +483,6 @@ class TerminalGame:
             self.names[p] = spec
             self.bots[p] = build_bot(spec, agent_seed(seed, p, moves))
         self.human = HumanAgent(seat, self.input_fn, self.out, names=self.names, on_save=self.save)
-        self._encoder = encoder(game.cards)
         self._saved_at = None
 
     def say(self, text: str = "") -> None:
@@ -527,14 +522,12 @@ class TerminalGame:
     def bot_action(self, p: int) -> int:
         """The move of the bot at seat ``p``, given its own tracked observation."""
         agent = self.bots[p]
-        game = self.game
-        observation = self._encoder.encode(game, p, "tracked") if getattr(agent, "needs_observation", True) else None
         live = getattr(self.out, "isatty", lambda: False)()
         if live:  # a status line while a (possibly slow) bot thinks, erased afterwards
             self.out.write(f"({seat_label(p, self.seat, self.names)} is thinking...)")
             self.out.flush()
         try:
-            return int(agent.act(observation, game.legal_action_mask(), game))
+            return int(agent.act(SeatView(self.game, p, "tracked")))
         finally:
             if live:
                 self.out.write("\r\033[K")
@@ -553,7 +546,7 @@ class TerminalGame:
                 p = game.current_player
                 if p == self.seat:
                     self._autosave()
-                    action = self.human.act(None, game.legal_action_mask(), game)
+                    action = self.human.act(SeatView(game, self.seat, "tracked"))
                 else:
                     action = self.bot_action(p)
                 before = game.clone()

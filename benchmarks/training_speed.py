@@ -26,7 +26,7 @@ from packetrow_agents import HeuristicAgent
 from packetrow_agents.policy import PolicyAgent
 from engine_speed import mid_game_positions
 from packetrow_env.engine import Game
-from packetrow_env.observation import encoder
+from packetrow_env.seat_view import SeatView
 from packetrow_train.selfplay import config_from_dict, train
 from packetrow_train.tournament import _positive_int as positive
 
@@ -57,10 +57,9 @@ def training_rate(mixture: dict | None, steps: int, envs: int, num_players: list
 
 def move_cost_ms(agent, positions: list[Game]) -> float:
     """Mean milliseconds for ``agent`` to encode the acting seat's observation and pick a move."""
-    encode = encoder()
     start = time.perf_counter()
     for game in positions:
-        agent.act(encode.encode(game, game.current_player), game.legal_action_mask(), game)
+        agent.act(SeatView(game, game.current_player))  # its observation is encoded when the agent reads it
     return 1000 * (time.perf_counter() - start) / len(positions)
 
 

@@ -14,6 +14,7 @@ from .cards import resolve
 from .engine import Game, IllegalActionError
 from .observation import MODES, encoder
 from .scoring import REWARD_MODES, final_rewards
+from .seat_view import SeatView
 from .state import MAX_PLAYERS, MIN_PLAYERS
 
 ILLEGAL_ACTIONS = ("raise", "penalize")
@@ -115,6 +116,14 @@ class raw_env(AECEnv):
             cached = self._observations[agent] = {"observation": vector, "action_mask": self.infos[agent]["action_mask"]
                                                   if agent in self.infos else self._no_mask}
         return cached
+
+    def seat_view(self, agent=None) -> SeatView:
+        """What ``agent`` (default: the agent to act) knows, for an agent's ``act``: a SeatView in this env's mode."""
+        agent = agent or self.agent_selection
+        seat = self._seat[agent]
+        mask = self.infos[agent]["action_mask"] if agent in self.infos else self._no_mask
+        return SeatView(self.game, seat, self.observation_mode, observation=self.observe(agent)["observation"],
+                        action_mask=mask)
 
     def state(self) -> np.ndarray:
         """A global full-information vector (for centralised critics)."""

@@ -130,8 +130,8 @@ def known_hand(state, cards, observer: int, seat: int, mode: str = "tracked") ->
     if mode not in OPPONENT_HAND_MODES:
         return None
     start = int(state.starting_contract[seat])
-    if seat in hidden_starting_seats(state, observer, mode):
-        return [c for c in hand if c != start]
+    if start in hand and start not in state.pending:  # hidden_starting_seats, for one seat
+        hand.remove(start)
     return hand
 
 

@@ -13,15 +13,18 @@ from .cards import resolve
 from .engine import Game, IllegalActionError
 from .env import ILLEGAL_ACTIONS, REWARD_MODES, check_option, final_rewards
 from .observation import MODES, encoder
+from .seat_view import SeatView
 from .state import MAX_PLAYERS, MIN_PLAYERS
 
 
-def choose(opponent, observation, mask, game) -> int:
-    """Ask an opponent for an action: an agent object (``act(observation, action_mask, game)``) or a callable."""
+def choose(opponent, game, seat: int, mode: str = "tracked") -> int:
+    """Ask an opponent for seat's action: an agent object gets the seat's view (``act(SeatView)``), a callable
+    ``f(observation, action_mask)`` the seat's observation in ``mode`` and its mask."""
+    view = SeatView(game, seat, mode)
     act = getattr(opponent, "act", None)
     if act is not None:
-        return int(act(observation, mask, game))
-    return int(opponent(observation, mask))
+        return int(act(view))
+    return int(opponent(view.observation, view.action_mask))
 
 
 class SingleAgentEnv(gymnasium.Env):
@@ -29,7 +32,7 @@ class SingleAgentEnv(gymnasium.Env):
 
     ``opponents`` is one opponent for every other seat, a list with one per other seat (clockwise from
     the learner), or a sampler with ``sample(rng, count) -> list`` called at every reset (an opponent
-    pool). An opponent is an agent object with ``act(observation, action_mask, game=None)`` or a
+    pool). An opponent is an agent object with ``act(view)`` (a SeatView in the env's observation mode) or a
     callable ``f(observation, action_mask) -> action``; agents with a ``reset(seed)`` method are
     reseeded from the env's generator each episode, so ``reset(seed=s)`` replays the same episode.
     ``num_players`` may be a count or a sequence of counts to draw from each episode.
@@ -107,12 +110,9 @@ class SingleAgentEnv(gymnasium.Env):
 
     def _play_opponents(self):
         game = self.game
-        encode, mode = self._encoder.encode, self.observation_mode
         while not game.is_over and game.current_player != self.seat:
             p = game.current_player
-            opponent = self.seated[p]
-            observation = encode(game, p, mode) if getattr(opponent, "needs_observation", True) else None
-            game.step(choose(opponent, observation, game.legal_action_mask(), game))
+            game.step(choose(self.seated[p], game, p, self.observation_mode))
 
     def _observation(self) -> np.ndarray:
         return self._encoder.encode(self.game, self.seat, self.observation_mode)

@@ -7,6 +7,7 @@ from packetrow_agents import HeuristicAgent, RandomAgent, make_agent
 from packetrow_agents.registry import AGENTS, agent_options, parse_spec
 from packetrow_env import actions
 from packetrow_env.engine import Game
+from packetrow_env.seat_view import SeatView
 from tests.test_leaks import hidden_starts, random_position, redeal_removed, shuffle_decks, swap_start_with_removed
 
 BASELINES = [RandomAgent, HeuristicAgent]
@@ -18,7 +19,7 @@ def play(agents, num_players, seed):
     actions = []
     while not game.is_over:
         mask = game.legal_action_mask()
-        action = agents[game.current_player].act(None, mask, game)
+        action = agents[game.current_player].act(SeatView(game, action_mask=mask))
         assert isinstance(action, int) and mask[action], action
         game.step(action)
         actions.append(action)
@@ -59,10 +60,10 @@ def test_no_agent_cheats_on_hidden_twins(agent_class):
             if n == 2:
                 twins.append(redeal_removed(data, rng))
             game = Game.from_dict(data)
-            expected = agent_class(seed=seed).act(None, game.legal_action_mask(), game)
+            expected = agent_class(seed=seed).act(SeatView(game))
             for twin in twins:
                 other = Game.from_dict(twin)
-                assert agent_class(seed=seed).act(None, other.legal_action_mask(), other) == expected
+                assert agent_class(seed=seed).act(SeatView(other)) == expected
                 checked += 1
     assert checked > 40
 
@@ -76,7 +77,7 @@ def test_heuristic_ships_whenever_it_can():
         agents = [HeuristicAgent(seed=0), RandomAgent(seed=1)]
         while not game.is_over:
             mask = game.legal_action_mask()
-            action = agents[game.current_player].act(None, mask, game)
+            action = agents[game.current_player].act(SeatView(game, action_mask=mask))
             if game.current_player == 0:
                 adds = np.flatnonzero(mask[actions.ADD_CONTRACT:actions.SHIP])
                 if adds.size:
@@ -104,9 +105,9 @@ def test_heuristic_beats_random_clearly():
 def test_agents_need_a_legal_action_and_the_heuristic_needs_the_game():
     game = Game.new(2, seed=0)
     with pytest.raises(ValueError, match="no legal action"):
-        RandomAgent().act(None, np.zeros(48, dtype=bool), game)
-    with pytest.raises(ValueError, match="needs the game"):
-        HeuristicAgent().act(None, game.legal_action_mask())
+        RandomAgent().act(SeatView(game, 1))  # seat 1's view while seat 0 is to act: nothing is legal
+    with pytest.raises(ValueError, match="SeatView\\(game, seat\\)"):
+        HeuristicAgent().act(SeatView.of_observation(np.zeros(3, np.float32), game.legal_action_mask()))
 
 
 def test_registry_builds_agents_from_specs():
@@ -147,7 +148,7 @@ def test_bots_play_a_loaded_game_as_the_original(spec):
     for _ in range(40):
         if game.is_over:
             break
-        chosen = [make_agent(spec, seed=7).act(None, g.legal_action_mask(), g.clone()) for g in (game, loaded)]
+        chosen = [make_agent(spec, seed=7).act(SeatView(g.clone())) for g in (game, loaded)]
         assert chosen[0] == chosen[1]
         game.step(chosen[0])
         loaded.step(chosen[0])

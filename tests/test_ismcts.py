@@ -10,6 +10,7 @@ from packetrow_agents import ISMCTSAgent
 from packetrow_agents.registry import make_agent
 from packetrow_env.engine import Game
 from packetrow_env.env import final_rewards
+from packetrow_env.seat_view import SeatView
 from tests.test_leaks import random_position, twins
 
 FAST = dict(iterations=20, rollout="random")
@@ -31,7 +32,7 @@ def choose(data: dict, seed: int = 0, **options) -> int:
     """The action a fresh agent with this seed picks in a saved position."""
     game = Game.from_dict(data)
     agent = ISMCTSAgent(seed=seed, **{**FAST, **options})
-    return agent.act(None, game.legal_action_mask(), game)
+    return agent.act(SeatView(game))
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
@@ -40,7 +41,7 @@ def test_plays_only_legal_actions_through_whole_games(n):
     agents = [ISMCTSAgent(iterations=6, rollout="random", seed=p) for p in range(n)]
     while not game.is_over:
         mask = game.legal_action_mask()
-        action = agents[game.current_player].act(None, mask, game)
+        action = agents[game.current_player].act(SeatView(game, action_mask=mask))
         assert isinstance(action, int) and mask[action]
         game.step(action)
     assert len(final_rewards(game.scores(), "rank")) == n
@@ -52,7 +53,7 @@ def test_same_seed_same_actions():
         agent = ISMCTSAgent(seed=seed, **FAST)
         out = []
         for _ in range(40):
-            action = agent.act(None, game.legal_action_mask(), game)
+            action = agent.act(SeatView(game))
             out.append(action)
             game.step(action)
         return out
@@ -64,9 +65,9 @@ def test_reset_restores_the_seed():
     data = decision_positions(4, [3])[1]
     game = Game.from_dict(data)
     agent = ISMCTSAgent(seed=5, **FAST)
-    first = [agent.act(None, game.legal_action_mask(), game) for _ in range(3)]
+    first = [agent.act(SeatView(game)) for _ in range(3)]
     agent.reset(5)
-    assert [agent.act(None, game.legal_action_mask(), game) for _ in range(3)] == first
+    assert [agent.act(SeatView(game)) for _ in range(3)] == first
 
 
 def test_different_seeds_can_choose_differently():
@@ -108,7 +109,7 @@ def test_the_real_game_is_unchanged():
         game = Game.from_dict(data)
         before = game.to_dict()
         mask_before = game.legal_action_mask().copy()
-        ISMCTSAgent(seed=0, **FAST).act(None, game.legal_action_mask(), game)
+        ISMCTSAgent(seed=0, **FAST).act(SeatView(game))
         assert game.to_dict() == before
         assert np.array_equal(game.legal_action_mask(), mask_before)
 
@@ -119,7 +120,7 @@ def test_a_single_legal_action_is_returned_at_once():
     while len(game.legal_actions()) != 1:
         game.step(int(rng.choice(game.legal_actions())))
     agent = ISMCTSAgent(seed=0, **FAST)
-    assert agent.act(None, game.legal_action_mask(), game) == game.legal_actions()[0]
+    assert agent.act(SeatView(game)) == game.legal_actions()[0]
     assert agent.last_iterations == 0
 
 
@@ -131,13 +132,13 @@ def test_a_time_budget_runs_the_same_search_as_its_iteration_count():
     searched = 0
     for _ in range(6):
         mask = game.legal_action_mask()
-        action = timed.act(None, mask, game)
+        action = timed.act(SeatView(game, action_mask=mask))
         assert mask[action]
         if mask.sum() > 1:
             searched += 1
             assert timed.last_iterations >= 1
             counted.iterations = timed.last_iterations
-        assert counted.act(None, mask, game) == action
+        assert counted.act(SeatView(game, action_mask=mask)) == action
         game.step(action)
     assert searched >= 3
 
@@ -148,7 +149,7 @@ def test_heuristic_rollouts_play_legal_actions():
     agents = [ISMCTSAgent(iterations=5, rollout="heuristic", rollout_rounds=1, seed=9) for _ in games]
     for _ in range(10):
         mask = games[0].legal_action_mask()
-        chosen = [agent.act(None, game.legal_action_mask(), game) for agent, game in zip(agents, games)]
+        chosen = [agent.act(SeatView(game)) for agent, game in zip(agents, games)]
         assert mask[chosen[0]] and chosen[0] == chosen[1]
         if mask.sum() > 1:
             assert agents[0].last_iterations == 5
@@ -161,15 +162,16 @@ def test_registry_builds_it():
     assert isinstance(agent, ISMCTSAgent) and agent.iterations == 20 and agent.rollout_rounds == 2
 
 
-def test_act_needs_the_game():
+def test_act_needs_a_view_of_the_game():
     game = Game.new(2, seed=0)
-    with pytest.raises(ValueError, match="game"):
-        ISMCTSAgent(**FAST).act(None, game.legal_action_mask())
+    view = SeatView.of_observation(np.zeros(3, np.float32), game.legal_action_mask())
+    with pytest.raises(ValueError, match="SeatView\\(game, seat\\)"):
+        ISMCTSAgent(**FAST).act(view)
 
 
 def test_an_empty_mask_is_an_error():
     with pytest.raises(ValueError, match="no legal action"):
-        ISMCTSAgent(**FAST).act(None, np.zeros(48, dtype=bool), Game.new(2, seed=0))
+        ISMCTSAgent(**FAST).act(SeatView(Game.new(2, seed=0), 1))  # not seat 1's turn: no legal action
 
 
 @pytest.mark.parametrize("options, words", [

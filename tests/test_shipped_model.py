@@ -11,6 +11,7 @@ from packetrow_agents import make_agent
 from packetrow_agents.policy import SHIPPED_MODEL, PolicyAgent
 from packetrow_agents.terminal import play
 from packetrow_env.engine import Game
+from packetrow_env.seat_view import SeatView
 from tests.test_terminal import Script
 from packetrow_train import cli
 from packetrow_train.tournament import run_tournament
@@ -32,7 +33,7 @@ def test_the_shipped_agent_plays_legal_games_at_every_player_count(num_players):
     agents = [make_agent("ppo", seed=p) for p in range(num_players)]
     while not game.is_over:
         mask = game.legal_action_mask()
-        action = agents[game.current_player].act(None, mask, game)
+        action = agents[game.current_player].act(SeatView(game, action_mask=mask))
         assert mask[action]
         game.step(action)
     assert len(game.scores()) == num_players
@@ -41,9 +42,9 @@ def test_the_shipped_agent_plays_legal_games_at_every_player_count(num_players):
 def test_sampling_differs_from_argmax_but_stays_legal():
     game = Game.new(2, seed=0)
     mask = game.legal_action_mask()
-    sampled = {PolicyAgent.load(deterministic=False, seed=s).act(None, mask, game) for s in range(30)}
+    sampled = {PolicyAgent.load(deterministic=False, seed=s).act(SeatView(game, action_mask=mask)) for s in range(30)}
     assert all(mask[a] for a in sampled)
-    assert len({PolicyAgent.load().act(None, mask, game) for _ in range(3)}) == 1
+    assert len({PolicyAgent.load().act(SeatView(game, action_mask=mask)) for _ in range(3)}) == 1
 
 
 def test_tournament_against_the_heuristic_out_of_the_box(capsys):

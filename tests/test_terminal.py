@@ -21,6 +21,7 @@ from packetrow_agents.terminal import HumanAgent, PlayError, narrate, play, read
 from packetrow_env import actions
 from packetrow_env.engine import Game
 from packetrow_env.render import contract_text
+from packetrow_env.seat_view import SeatView
 from packetrow_train import cli
 
 LEGAL = re.compile(r"legal actions:\n((?: +\d+ .*\n)+)")
@@ -143,17 +144,19 @@ def test_opponent_specs_keep_their_options():
     assert terminal.opponent_specs(["random"], 4) == ["random"] * 3
 
 
-def test_bots_get_their_own_tracked_observation():
+def test_bots_get_their_own_tracked_view():
     seen = []
+    session = None
 
     class Spy:
         name = "spy"
 
-        def act(self, observation, action_mask, game):
+        def act(self, view):
             from packetrow_env.observation import encoder
-            seen.append(observation is not None and np.array_equal(
-                observation, encoder().encode(game, game.current_player, "tracked")))
-            return int(np.flatnonzero(action_mask)[0])
+            game = session.game
+            seen.append(view.seat == 1 == game.current_player and view.mode == "tracked" and np.array_equal(
+                view.observation, encoder().encode(game, 1, "tracked")))
+            return int(np.flatnonzero(view.action_mask)[0])
 
     out = io.StringIO()
     session = terminal.TerminalGame(Game.new(3, seed=0), 0, ["random", "random"], 0, input_fn=Script(out), out=out)
@@ -185,7 +188,7 @@ def test_save_mid_game_then_load_and_finish(tmp_path):
     text = out.getvalue()
     assert f"Resuming in round {saved.state.round}" in text and "You are player 1" in text
     # the first view after loading is the saved position
-    assert HumanAgent(1, names=["random", "you", "random"]).view(saved) in text
+    assert HumanAgent(1, names=["random", "you", "random"]).view(SeatView(saved, 1)) in text
     assert "Final scores:" in text
     final = Game.from_dict(json.loads(path.read_text())["game"])
     assert final.is_over and final.state.history[:len(saved.state.history)] == saved.state.history
@@ -306,7 +309,7 @@ def test_views_and_narration_are_identical_for_hidden_twins():
             action = int(rng.choice(game.legal_actions()))
             twin = game.sample_determinization(0, rng)
             if game.current_player == 0:
-                assert human.view(twin) == human.view(game)
+                assert human.view(SeatView(twin, 0)) == human.view(SeatView(game, 0))
                 twins_checked += 1
             after = game.clone()
             after.step(action)
@@ -327,11 +330,10 @@ def test_human_agent_reads_names_numbers_and_commands():
     game.step(2)  # the market; seat 1 to act
     lines = iter(["", "take 3", "Take 1", "take:0"])
     agent = HumanAgent(1, input_fn=lambda prompt: next(lines), out=out)
-    assert agent.act(None, game.legal_action_mask(), game) == actions.TAKE + 1  # 'Take 1' = take:1
+    assert agent.act(SeatView(game)) == actions.TAKE + 1  # 'Take 1' = take:1
     assert "Action 7 (take:3) is not legal now" in out.getvalue()
     lines = iter(["pass"])
-    assert HumanAgent(1, input_fn=lambda prompt: next(lines), out=io.StringIO()).act(
-        None, game.legal_action_mask(), game) == actions.PASS
+    assert HumanAgent(1, input_fn=lambda prompt: next(lines), out=io.StringIO()).act(SeatView(game)) == actions.PASS
 
 
 # --------------------------------------------------------------------------- the installed command

@@ -10,6 +10,7 @@ import pytest
 
 from packetrow_agents import registry
 from packetrow_agents.random_agent import RandomAgent
+from packetrow_env.observation import Encoder, encoder
 from packetrow_train import stats
 from packetrow_train.cli import main
 from packetrow_train.tournament import (ReplayError, TournamentError, find_game, lineup, load_games, make_entries, replay_game,
@@ -17,33 +18,30 @@ from packetrow_train.tournament import (ReplayError, TournamentError, find_game,
 
 
 class LowestAgent:
-    """Always the lowest legal action; counts its observations to show when they were encoded."""
-
-    needs_observation = True
+    """Always the lowest legal action; reads (and counts) its observation."""
 
     def __init__(self, seed: int = 0):
         self.name = "lowest"
         self.observations = 0
 
-    def act(self, observation, action_mask, game=None) -> int:
-        if observation is not None:
-            self.observations += 1
-        return int(np.flatnonzero(action_mask)[0])
+    def act(self, view) -> int:
+        assert view.observation.shape == (encoder().size,)
+        self.observations += 1
+        return int(np.flatnonzero(view.action_mask)[0])
 
 
 class PassingAgent:
     """Passes whenever it may, else the lowest legal action: a weak player, no reset(), no observation."""
 
-    needs_observation = False
     built = 0
 
     def __init__(self, seed: int = 0):
         PassingAgent.built += 1
         self.name = "passer"
 
-    def act(self, observation, action_mask, game=None) -> int:
-        assert observation is None
-        return 10 if action_mask[10] else int(np.flatnonzero(action_mask)[0])
+    def act(self, view) -> int:
+        mask = view.action_mask
+        return 10 if mask[10] else int(np.flatnonzero(mask)[0])
 
 
 @pytest.fixture
@@ -162,12 +160,16 @@ def test_same_seed_same_results_whatever_the_workers(registered):
     assert other.records != one.records
 
 
-def test_agents_get_observations_only_when_they_need_them(registered):
+def test_observations_are_encoded_only_when_an_agent_reads_them(registered, monkeypatch):
+    encoded = []
+    encode = Encoder.encode
+    monkeypatch.setattr(Encoder, "encode", lambda self, *args: encoded.append(args[1]) or encode(self, *args))
     lowest = LowestAgent()
     PassingAgent.built = 0
-    result = run_tournament([lowest, "passer"], 2, games=4, seed=0, progress=False)
+    result = run_tournament([lowest, "passer"], 2, games=4, seed=0, progress=False, workers=1)
     moves = sum(r["entries"][seat] == 0 for r in result.records for _, seat, _ in replay_moves(r))
-    assert lowest.observations == moves > 0  # the passer's asserts show it never got one
+    assert lowest.observations == moves > 0
+    assert len(encoded) == moves  # the passer's views never encoded one
     assert PassingAgent.built == 1 + 4  # no reset(): the check build, then one per game
 
 

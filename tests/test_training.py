@@ -17,6 +17,7 @@ from packetrow_agents.registry import make_agent  # noqa: E402
 from packetrow_env.env import final_rewards  # noqa: E402
 from packetrow_env.observation import encoder  # noqa: E402
 from packetrow_env.wrappers import SingleAgentEnv  # noqa: E402
+from packetrow_env.seat_view import SeatView
 from packetrow_train.cli import main  # noqa: E402
 from packetrow_train.pool import OpponentPool  # noqa: E402
 from packetrow_train.selfplay import ConfigError, _ppo_kwargs, config_from_dict, load_config, train  # noqa: E402
@@ -247,9 +248,10 @@ def test_numpy_export_matches_the_torch_policy(activation, tmp_path):
     assert (policy.probabilities(observations, masks)[~masks] == 0).all()
     agent = PolicyAgent(policy=policy)
     predicted, _ = model.predict(observations, action_masks=masks, deterministic=True)
-    assert [agent.act(o, m) for o, m in zip(observations, masks)] == list(predicted)
+    assert [agent.act(SeatView.of_observation(o, m)) for o, m in zip(observations, masks)] == list(predicted)
     sampler = PolicyAgent(policy=policy, deterministic=False, seed=4)
-    assert all(masks[i][sampler.act(observations[i], masks[i])] for i in range(len(masks)) for _ in range(5))
+    assert all(masks[i][sampler.act(SeatView.of_observation(observations[i], masks[i]))]
+               for i in range(len(masks)) for _ in range(5))
 
 
 # --------------------------------------------------------------------------- PolicyAgent errors
@@ -264,7 +266,7 @@ def test_policy_agent_errors_say_what_to_do(tmp_path, monkeypatch):
     small_policy(0, (10, 4)).save(tmp_path / "models" / "ppo_packetrow.npz")
     agent = PolicyAgent.load()  # the shipped model, once there is one
     with pytest.raises(ModelFormatError, match="observation has 2229 floats but the model reads 10"):
-        agent.act(np.zeros(SIZE, np.float32), np.ones(48, bool))
+        agent.act(SeatView.of_observation(np.zeros(SIZE, np.float32), np.ones(48, bool)))
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(ModelFormatError, match="not a policy"):
         PolicyAgent.load(tmp_path / "junk.npz")

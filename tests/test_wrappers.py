@@ -7,6 +7,7 @@ from gymnasium.utils.env_checker import check_env
 from packetrow_agents import RandomAgent
 from packetrow_env.env import final_rewards
 from packetrow_env.wrappers import SingleAgentEnv
+from packetrow_env.seat_view import SeatView
 
 
 def play(env, seed, rng):
@@ -47,11 +48,12 @@ class RecordingAgent(RandomAgent):
         super().__init__(seed)
         self.turns = 0
 
-    def act(self, observation, action_mask, game=None):
-        assert game is not None and not game.is_over
-        assert action_mask.any() and np.array_equal(action_mask, game.legal_action_mask())
+    def act(self, view):
+        assert isinstance(view, SeatView) and view.has_game and not view.is_over
+        assert view.current_player == view.seat
+        assert view.action_mask.any() and not view.action_mask.flags.writeable
         self.turns += 1
-        return super().act(observation, action_mask, game)
+        return super().act(view)
 
 
 def test_opponents_never_act_out_of_turn():

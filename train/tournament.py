@@ -38,7 +38,8 @@ import numpy as np
 
 from packetrow_env.engine import Game
 from packetrow_env.knowledge import known_hands
-from packetrow_env.observation import MODES, encoder
+from packetrow_env.seat_view import SeatView
+from packetrow_env.observation import MODES
 from packetrow_env.render import describe_action, render
 
 from . import stats
@@ -168,15 +169,12 @@ def game_seeds(game_index: int, num_players: int, seed: int) -> tuple[int, list[
 def play_game(agents: Sequence, deal_seed: int, observation_mode: str = "tracked") -> tuple[Game, list[int]]:
     """Play one game with one agent per seat; returns the finished game and its actions."""
     game = Game.new(len(agents), seed=deal_seed)
-    encode = encoder(game.cards).encode
-    wants = [getattr(agent, "needs_observation", True) for agent in agents]
     actions = []
     while not game.is_over:
         seat = game.current_player
         agent = agents[seat]
-        observation = encode(game, seat, observation_mode) if wants[seat] else None
         try:
-            action = int(agent.act(observation, game.legal_action_mask(), game))
+            action = int(agent.act(SeatView(game, seat, observation_mode)))  # the seat's view, never the game
             game.step(action)
         except Exception as error:
             name = getattr(agent, "name", type(agent).__name__)
