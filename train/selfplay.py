@@ -50,6 +50,7 @@ from packetrow_env.env import REWARD_MODES, final_rewards
 from packetrow_env.observation import MODES
 from packetrow_env.wrappers import SingleAgentEnv
 
+from .config import ConfigError, check_choice, check_positive, load_sections
 from .pool import OpponentPool, check_mixture
 
 VEC_ENVS = ("dummy", "subproc")
@@ -66,10 +67,6 @@ EVAL_COLUMNS = ("timesteps", "stage", "opponent", "num_players", "games", "win_r
 
 # one finished training episode as the learner saw it; expected_reward = final_rewards(scores)[seat]
 Episode = namedtuple("Episode", "num_players seat reward win expected_reward opponents")
-
-
-class ConfigError(ValueError):
-    """A training config with an unknown key or a bad value."""
 
 
 # --------------------------------------------------------------------------- config
@@ -149,6 +146,7 @@ class LogConfig:
 class TrainConfig:
     """A whole training run."""
 
+    trainer: str = "sb3"  # sb3 (this module) | rllib (rllib_selfplay.py, the [ray] extra)
     name: str = "run"
     seed: int = 0
     total_timesteps: int = 100_000
@@ -169,57 +167,6 @@ CONFIG_SECTIONS = {"env": EnvConfig, "pool": PoolConfig, "ppo": PPOConfig, "eval
                    "checkpoint": CheckpointConfig, "log": LogConfig}
 
 
-def _field_names(cls) -> list[str]:
-    return [f.name for f in dataclasses.fields(cls)]
-
-
-def _convert(where: str, value, default):
-    """``value`` converted to the type of ``default``, or a ConfigError naming ``where``."""
-    def fail(expected):
-        raise ConfigError(f"{where} must be {expected}, got {value!r}")
-
-    if isinstance(default, bool):
-        return value if isinstance(value, bool) else fail("true or false")
-    if isinstance(default, int):
-        return int(value) if isinstance(value, int) and not isinstance(value, bool) else fail("an integer")
-    if isinstance(default, float):
-        if isinstance(value, str):  # YAML 1.1 reads 3e-4 (no dot) as a string
-            try:
-                value = float(value)
-            except ValueError:
-                fail("a number")
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else fail("a number")
-    if isinstance(default, str):
-        return value if isinstance(value, str) else fail("a string")
-    if isinstance(default, list):
-        if isinstance(value, (int, float, str)) and not isinstance(value, bool):
-            value = [value]  # a single value is a list of one (num_players: 4)
-        return list(value) if isinstance(value, (list, tuple)) else fail("a list")
-    if isinstance(default, dict):
-        return dict(value) if isinstance(value, dict) else fail("a mapping")
-    raise AssertionError(default)
-
-
-def _section(cls, name: str, data, source: str):
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: section {name!r} must be a mapping of keys to values, got {data!r}")
-    allowed = _field_names(cls)
-    unknown = [k for k in data if k not in allowed]
-    if unknown:
-        raise ConfigError(f"{source}: unknown key{'s' if len(unknown) > 1 else ''} "
-                          f"{', '.join(f'{name}.{k}' for k in unknown)}; allowed keys in {name}: {', '.join(allowed)}")
-    defaults = cls()
-    values = {k: _convert(f"{source}: {name}.{k}", v, getattr(defaults, k)) for k, v in data.items()}
-    return cls(**values)
-
-
-def _positive(where: str, value, zero_ok: bool = False):
-    if value < 0 or (value == 0 and not zero_ok):
-        raise ConfigError(f"{where} must be {'>= 0' if zero_ok else '> 0'}, got {value!r}")
-
-
 def _player_counts(where: str, value) -> list[int]:
     counts = [value] if isinstance(value, int) and not isinstance(value, bool) else value
     if not isinstance(counts, list) or not counts or any(
@@ -231,8 +178,7 @@ def _player_counts(where: str, value) -> list[int]:
 def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
     """Check the values' ranges and choices; raises ConfigError naming the key."""
     def choice(where, value, allowed):
-        if value not in allowed:
-            raise ConfigError(f"{source}: {where} must be one of {', '.join(map(str, allowed))}, got {value!r}")
+        check_choice(f"{source}: {where}", value, allowed)
 
     if not NAME_PATTERN.fullmatch(config.name) or ".." in config.name:
         raise ConfigError(f"{source}: name must be a plain name (letters, digits, '.', '_', '-'; no path separators "
@@ -254,7 +200,7 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
                                   ("eval.final_games", config.eval.final_games, True),
                                   ("eval.workers", config.eval.workers, False),
                                   ("checkpoint.every", config.checkpoint.every, True)]:
-        _positive(f"{source}: {where}", value, zero_ok)
+        check_positive(f"{source}: {where}", value, zero_ok)
     for where, value in [("ppo.gamma", config.ppo.gamma), ("ppo.gae_lambda", config.ppo.gae_lambda),
                          ("pool.recent_decay", config.pool.recent_decay)]:
         if not 0 < value <= 1:
@@ -265,6 +211,7 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
                           f"ppo.n_steps x env.n_envs = {rollout}")
     config.env.num_players = _player_counts(f"{source}: env.num_players", config.env.num_players)
     config.eval.num_players = _player_counts(f"{source}: eval.num_players", config.eval.num_players)
+    choice("trainer", config.trainer, ("sb3",))
     choice("env.observation_mode", config.env.observation_mode, MODES)
     choice("env.reward_mode", config.env.reward_mode, REWARD_MODES)
     choice("env.vec_env", config.env.vec_env, VEC_ENVS)
@@ -291,21 +238,7 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
 
 def config_from_dict(data: dict, source: str = "config") -> TrainConfig:
     """A checked TrainConfig from plain data (a parsed YAML file); unknown keys raise ConfigError."""
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: a training config is a mapping of keys to values, got {type(data).__name__}")
-    top = [name for name in _field_names(TrainConfig) if name not in CONFIG_SECTIONS]
-    allowed = top + list(CONFIG_SECTIONS)
-    unknown = [k for k in data if k not in allowed]
-    if unknown:
-        sections = "; ".join(f"{name}: {', '.join(_field_names(cls))}" for name, cls in CONFIG_SECTIONS.items())
-        raise ConfigError(f"{source}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(str, unknown))}; "
-                          f"allowed top-level keys: {', '.join(allowed)} (sections: {sections})")
-    defaults = TrainConfig()
-    values = {k: _convert(f"{source}: {k}", data[k], getattr(defaults, k)) for k in top if k in data}
-    sections = {name: _section(cls, name, data.get(name), source) for name, cls in CONFIG_SECTIONS.items()}
-    return check_config(TrainConfig(**values, **sections), source)
+    return check_config(load_sections(TrainConfig, CONFIG_SECTIONS, data, source), source)
 
 
 def shipped_configs() -> dict[str, Path]:
@@ -326,15 +259,20 @@ def resolve_config(path) -> Path:
                       f"(name one, e.g. --config quick or --config configs/quick.yaml)")
 
 
-def load_config(path) -> TrainConfig:
-    """Read and check a YAML training config."""
+def read_config(path) -> tuple[Path, object]:
+    """The resolved path and the parsed YAML data of a config (not yet checked)."""
     import yaml
 
     path = resolve_config(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        return path, yaml.safe_load(path.read_text())
     except yaml.YAMLError as error:
         raise ConfigError(f"{path}: not valid YAML ({error})") from None
+
+
+def load_config(path) -> TrainConfig:
+    """Read and check a YAML training config."""
+    path, data = read_config(path)
     return config_from_dict(data, str(path))
 
 
@@ -753,7 +691,14 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
 # --------------------------------------------------------------------------- command line
 def _run_train_command(args) -> int:
     try:
-        config = load_config(args.config)
+        path, data = read_config(args.config)
+        if isinstance(data, dict) and data.get("trainer") == "rllib":
+            from .rllib_selfplay import run_command
+            return run_command(args, data)
+        if args.ray is not None:
+            raise ConfigError("--ray applies to RLlib configs (trainer: rllib, e.g. configs/rllib_quick.yaml); "
+                              f"{path} trains with SB3 on this machine")
+        config = config_from_dict(data, str(path))
         if args.total_timesteps is not None:
             config.total_timesteps = args.total_timesteps
             check_config(config, args.config)
@@ -789,7 +734,7 @@ def _run_train_command(args) -> int:
 def add_command(subparsers) -> None:
     """Register the ``train`` subcommand on the ``packetrow`` parser's subparsers."""
     parser = subparsers.add_parser(
-        "train", help="self-play training with MaskablePPO from a YAML config",
+        "train", help="self-play training from a YAML config (SB3 MaskablePPO, or RLlib PPO with trainer: rllib)",
         description="Train one policy for every player count with MaskablePPO: the learner takes a random seat, "
                     "the other seats come from a pool of its own snapshots and scripted bots. Saves checkpoints, "
                     "a numpy export, TensorBoard logs and periodic evaluations against fixed bots.")
@@ -806,5 +751,8 @@ def add_command(subparsers) -> None:
                         help="a fresh run may delete an earlier run's files in --out (eval.csv, checkpoints, "
                              "snapshots, TensorBoard logs, model)")
     parser.add_argument("--total-timesteps", type=int, metavar="N", help="override the config's total_timesteps")
+    parser.add_argument("--ray", metavar="ADDRESS",
+                        help="RLlib configs only: train on the Ray cluster at ADDRESS (e.g. auto or 10.0.0.1:6379) "
+                             "instead of the config's ray_address (default: a local Ray instance)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(run=_run_train_command, parser=parser)

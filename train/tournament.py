@@ -350,8 +350,13 @@ def summarize(records: Sequence[dict], names: Sequence[str], num_players: int) -
 
 def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed: int = 0, workers: int = 1,
                    progress: bool = True, observation_mode: str = "tracked",
-                   chunk_size: int | None = None) -> TournamentResult:
-    """Play ``games`` seat-balanced games between the entries ``specs`` (spec strings, factories or agents)."""
+                   chunk_size: int | None = None, ray: str | bool = False) -> TournamentResult:
+    """Play ``games`` seat-balanced games between the entries ``specs`` (spec strings, factories or agents).
+
+    ``ray``: False plays here (``workers`` processes); True plays the games as Ray tasks on a local Ray
+    instance started and stopped for it (or the caller's running Ray); an address string, on that cluster.
+    The results are the same either way.
+    """
     num_players = _check_int("the number of players", num_players, MIN_PLAYERS, MAX_PLAYERS, "2, 3, 4 or 5")
     games = _check_int("the number of games", games, 1, None, "a positive integer")
     seed = _check_int("the seed", seed, 0, None, "a non-negative integer")
@@ -360,7 +365,7 @@ def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed
         raise TournamentError(f"unknown observation mode {observation_mode!r}; allowed: {', '.join(MODES)}")
     entries = make_entries(specs)
     _check_entry_count(entries, num_players)
-    return _play(entries, num_players, games, seed, workers, progress, observation_mode, chunk_size)
+    return _play(entries, num_players, games, seed, workers, progress, observation_mode, chunk_size, ray)
 
 
 def _check_entry_count(entries: Sequence[Entry], num_players: int) -> None:
@@ -371,17 +376,28 @@ def _check_entry_count(entries: Sequence[Entry], num_players: int) -> None:
 
 
 def _play(entries: list[Entry], num_players: int, games: int, seed: int, workers: int, progress: bool,
-          observation_mode: str, chunk_size: int | None) -> TournamentResult:
+          observation_mode: str, chunk_size: int | None, ray: str | bool = False) -> TournamentResult:
     runner = _Runner(entries, num_players, seed, observation_mode)
-    if chunk_size is None:  # a few chunks per worker keeps them all busy to the end
-        chunk_size = max(1, min(50, math.ceil(games / (4 * workers))))
-    chunks = [list(range(start, min(start + chunk_size, games))) for start in range(0, games, chunk_size)]
+
+    def chunked(parallel: int) -> list[list[int]]:
+        # a few chunks per worker keeps them all busy to the end
+        size = chunk_size or max(1, min(50, math.ceil(games / (4 * parallel))))
+        return [list(range(start, min(start + size, games))) for start in range(0, games, size)]
+
     records: list[dict] = []
     from tqdm import tqdm
 
     def bar():
         return tqdm(total=games, desc="games", unit="game", file=sys.stderr, disable=not progress)
 
+    if ray is not False:
+        from .ray_cluster import play_chunks, ray_session
+        with ray_session(None if ray is True else ray) as ray_module:
+            cpus = max(1, int(ray_module.cluster_resources().get("CPU", 1)))
+            with bar() as progress_bar:
+                records, _ = play_chunks(runner, chunked(cpus), progress_bar)
+        return _result(entries, num_players, seed, observation_mode, records)
+    chunks = chunked(workers)
     if workers == 1 or len(chunks) == 1:
         with bar() as progress_bar:
             for chunk in chunks:
@@ -394,7 +410,12 @@ def _play(entries: list[Entry], num_players: int, games: int, seed: int, workers
             for done in pool.imap_unordered(_play_chunk, chunks):
                 records += done
                 progress_bar.update(len(done))
-    records.sort(key=lambda r: r["index"])
+    return _result(entries, num_players, seed, observation_mode, records)
+
+
+def _result(entries: list[Entry], num_players: int, seed: int, observation_mode: str,
+            records: list[dict]) -> TournamentResult:
+    records = sorted(records, key=lambda r: r["index"])
     names = [e.name for e in entries]
     return TournamentResult(names, num_players, seed, observation_mode, records,
                             summarize(records, names, num_players))
@@ -510,8 +531,11 @@ def _run_tournament_command(args) -> int:
         _check_entry_count(entries, args.players)
     except (TournamentError, ImportError) as error:  # bad specs are usage errors
         args.parser.error(f"argument --agents: {error}")
-    result = _play(entries, args.players, args.games, args.seed, args.workers, not args.no_progress,
-                   args.observation_mode, None)
+    try:
+        result = _play(entries, args.players, args.games, args.seed, args.workers, not args.no_progress,
+                       args.observation_mode, None, False if args.ray is None else args.ray)
+    except ImportError as error:  # Ray not installed, or its cluster unreachable
+        args.parser.error(f"argument --ray: {error}")
     print(result.format_table())
     if args.out is not None:
         games_path, table_path = result.write(args.out)
@@ -550,6 +574,10 @@ def add_commands(subparsers) -> None:
     tournament.add_argument("--seed", type=int, default=0, help="tournament seed, a non-negative integer (default 0)")
     tournament.add_argument("--workers", type=_positive_int, default=1,
                             help="processes playing games; results do not depend on it (default 1)")
+    tournament.add_argument("--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
+                            help="play the games as Ray tasks: on the cluster at ADDRESS (e.g. 10.0.0.1:6379, or "
+                                 "auto), or without ADDRESS on a local Ray instance started for the run; same "
+                                 "results as without --ray (needs the [ray] extra)")
     tournament.add_argument("--out", metavar="DIR", help="write DIR/games.jsonl and DIR/table.csv")
     tournament.add_argument("--observation-mode", default="tracked", choices=MODES,
                             help="observation given to agents that use one (default tracked)")

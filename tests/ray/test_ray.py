@@ -1,0 +1,156 @@
+"""The Ray extra with a real Ray: tournaments as Ray tasks (one node and a two-node cluster), the RLlib
+multi-agent env, and a tiny RLlib self-play run whose numpy export plays legal games.
+
+Run in the environment of the [ray] extra (`.ci/run` makes one); elsewhere the module is skipped.
+"""
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="the [ray] extra is not installed (pip install 'packetrow[ray]')")
+
+from packetrow_env import actions  # noqa: E402
+from packetrow_env.engine import IllegalActionError  # noqa: E402
+from packetrow_env.env import final_rewards  # noqa: E402
+from packetrow_train.cli import main  # noqa: E402
+from packetrow_train.ray_cluster import play_chunks, ray_session  # noqa: E402
+from packetrow_train.tournament import _Runner, make_entries, run_tournament  # noqa: E402
+
+SPECS = ["heuristic", "random", "random"]
+
+
+def test_ray_session_reaches_no_cluster_with_a_clear_error():
+    from packetrow_train.ray_cluster import RayUnavailableError
+    assert not ray.is_initialized()  # first in the module: no session yet
+    with pytest.raises(RayUnavailableError, match="could not connect"):
+        with ray_session("127.0.0.1:1"):
+            pass
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    with ray_session(num_cpus=2) as session:
+        yield session
+
+
+def test_ray_tournament_equals_the_local_one(local_ray):
+    local = run_tournament(SPECS, num_players=2, games=9, seed=7, progress=False)
+    on_ray = run_tournament(SPECS, num_players=2, games=9, seed=7, progress=False, ray=True, chunk_size=2)
+    assert on_ray.records == local.records
+    assert on_ray.format_table() == local.format_table()
+
+
+def test_tournament_command_with_ray_prints_the_same_table(local_ray, capsys):
+    argv = ["tournament", "--agents", "heuristic,random", "--players", "2", "--games", "4", "--seed", "3",
+            "--no-progress"]
+    assert main(argv) == 0
+    local = capsys.readouterr().out
+    assert main(argv + ["--ray"]) == 0
+    assert capsys.readouterr().out == local
+    assert "heuristic" in local
+
+
+def test_tournament_on_a_two_node_cluster_uses_both_nodes():
+    from ray.cluster_utils import Cluster
+
+    if ray.is_initialized():
+        ray.shutdown()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    try:
+        with ray_session(cluster.address) as session:
+            assert len([n for n in session.nodes() if n["Alive"]]) == 2
+            entries = make_entries(SPECS)
+            runner = _Runner(entries, 2, 5, "tracked")
+            records, nodes = play_chunks(runner, [[i] for i in range(12)])
+            assert len(nodes) == 2, "the games should run on both nodes"
+            assert sorted(r["index"] for r in records) == list(range(12))
+            on_cluster = run_tournament(SPECS, num_players=2, games=12, seed=5, progress=False, ray=cluster.address)
+        local = run_tournament(SPECS, num_players=2, games=12, seed=5, progress=False)
+        assert on_cluster.records == local.records
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        cluster.shutdown()
+
+
+# --------------------------------------------------------------------------- the RLlib env
+def test_rllib_env_observes_only_the_player_to_act_and_rewards_everyone_at_the_end():
+    from packetrow_train.rllib_env import PacketRowMultiAgentEnv
+
+    env = PacketRowMultiAgentEnv({"num_players": 3, "seed": 1, "reward_mode": "rank"})
+    rng = np.random.default_rng(0)
+    observations, _ = env.reset()
+    steps = 0
+    while True:
+        (agent, observation), = observations.items()
+        assert agent == f"player_{env.game.current_player}"
+        assert env.observation_spaces[agent].contains(observation)
+        mask = observation["action_mask"].astype(bool)
+        action = int(rng.choice(np.flatnonzero(mask)))
+        observations, rewards, terminateds, truncateds, _ = env.step({agent: action})
+        steps += 1
+        assert not truncateds["__all__"]
+        if terminateds["__all__"]:
+            break
+        assert rewards == {agent: 0.0}
+    assert env.game.is_over and steps > 20
+    expected = final_rewards(env.game.scores(), "rank")
+    assert rewards == {f"player_{p}": pytest.approx(r) for p, r in enumerate(expected)}
+    assert set(observations) == {"player_0", "player_1", "player_2"}
+    assert all(not o["action_mask"].any() for o in observations.values())
+
+
+def test_rllib_env_refuses_an_illegal_action_and_changes_nothing():
+    from packetrow_train.rllib_env import PacketRowMultiAgentEnv
+
+    env = PacketRowMultiAgentEnv({"num_players": 2, "seed": 2})
+    observations, _ = env.reset()
+    (agent, observation), = observations.items()
+    illegal = int(np.flatnonzero(observation["action_mask"] == 0)[0])
+    before = env.game.to_dict()
+    with pytest.raises(IllegalActionError, match="illegal action"):
+        env.step({agent: illegal})
+    assert env.game.to_dict() == before
+    with pytest.raises(ValueError, match="player to act"):
+        env.step({"player_9": 0})
+    with pytest.raises(ValueError, match="unknown env config keys"):
+        PacketRowMultiAgentEnv({"players": 2})
+    assert env.action_spaces[agent].n == actions.NUM_ACTIONS
+
+
+# --------------------------------------------------------------------------- RLlib self-play
+def test_rllib_self_play_runs_grows_the_league_and_exports_a_policy_that_plays(tmp_path):
+    from packetrow_agents.policy import PolicyAgent
+    from packetrow_train.rllib_selfplay import config_from_dict, train
+
+    if ray.is_initialized():
+        ray.shutdown()
+    config = config_from_dict({
+        "trainer": "rllib", "name": "tiny", "seed": 0,
+        "ppo": {"iterations": 2, "train_batch_size": 400, "minibatch_size": 100, "num_epochs": 1,
+                "net_arch": [16]},
+        "runners": {"num_env_runners": 0, "num_envs_per_env_runner": 2, "num_cpus": 2},
+        "league": {"win_rate_threshold": 0.0},  # every iteration freezes a copy: the league grows
+        "eval": {"games": 4, "num_players": [2], "opponents": ["random"]}}, "tiny")
+    result = train(config, out=tmp_path / "run", progress=False)
+    assert [r["league_size"] for r in result.iterations] == [2, 3]
+    assert result.env_steps >= 800
+    agent = PolicyAgent.load(result.npz_path)
+    assert agent.policy.num_actions == actions.NUM_ACTIONS and agent.metadata["trainer"] == "rllib"
+    played = run_tournament([agent, "random"], num_players=2, games=4, seed=0, progress=False)
+    assert len(played.records) == 4 and all(r["scores"] for r in played.records)
+    assert len(result.evaluation) == 1 and result.evaluation[0]["games"] == 4
+
+
+def test_rllib_config_errors_name_the_key():
+    from packetrow_train.config import ConfigError
+    from packetrow_train.rllib_selfplay import config_from_dict
+
+    with pytest.raises(ConfigError, match="unknown key ppo.epochs"):
+        config_from_dict({"trainer": "rllib", "ppo": {"epochs": 3}})
+    with pytest.raises(ConfigError, match="env.num_players must be one of 2, 3, 4, 5"):
+        config_from_dict({"trainer": "rllib", "env": {"num_players": 7}})
+    with pytest.raises(ConfigError, match="minibatch_size"):
+        config_from_dict({"trainer": "rllib", "ppo": {"train_batch_size": 100, "minibatch_size": 200}})
