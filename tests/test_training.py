@@ -285,7 +285,7 @@ def test_shipped_configs_load(name):
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"epochs": 3}, r"unknown key epochs; allowed top-level keys: name, seed, total_timesteps.*ppo: learning_rate"),
+    ({"epochs": 3}, r"unknown key epochs; allowed top-level keys: trainer, name, seed, total_timesteps.*ppo: learning_rate"),
     ({"ppo": {"lr": 0.1}}, r"unknown key ppo.lr; allowed keys in ppo: learning_rate, lr_schedule, n_steps"),
     ({"pool": {"mixture": {"newest": 1.0}}}, r"pool.mixture: unknown opponent source 'newest'"),
     ({"pool": {"mixture": {"random": 0}}}, r"weights sum to 0"),
@@ -377,3 +377,29 @@ def test_no_config_name_writes_outside_runs(tmp_path, monkeypatch):
             train(config)
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
+
+
+def test_train_dispatches_on_the_trainer_key(tmp_path, capsys):
+    """trainer: rllib goes to the RLlib trainer (here without Ray: a one-line error, nothing written);
+    --ray is refused for SB3 configs; an unknown trainer names the allowed ones."""
+    rllib = tmp_path / "rllib.yaml"
+    rllib.write_text("trainer: rllib\nname: r\nppo: {iterations: 1}\n")
+    out = tmp_path / "out"
+    try:
+        import ray  # noqa: F401
+        has_ray = True
+    except ImportError:
+        has_ray = False
+    if not has_ray:
+        with pytest.raises(SystemExit):
+            main(["train", "--config", str(rllib), "--out", str(out)])
+        assert 'pip install "packetrow[ray]"' in capsys.readouterr().err
+        assert not out.exists()
+    with pytest.raises(SystemExit):
+        main(["train", "--config", "quick", "--ray", "auto", "--out", str(out)])
+    assert "--ray applies to RLlib configs" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("trainer: jax\n")
+    with pytest.raises(SystemExit):
+        main(["train", "--config", str(bad), "--out", str(out)])
+    assert "trainer must be one of sb3, rllib" in capsys.readouterr().err

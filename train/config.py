@@ -8,6 +8,10 @@ converted to its default's type or refused.
 from __future__ import annotations
 
 import dataclasses
+import re
+
+# a run's name is a directory name under runs/: no path separators, no "..", nothing hidden
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 class ConfigError(ValueError):
@@ -91,3 +95,10 @@ def check_choice(where: str, value, allowed) -> None:
     """A ConfigError naming ``where`` unless ``value`` is one of ``allowed``."""
     if value not in allowed:
         raise ConfigError(f"{where} must be one of {', '.join(map(str, allowed))}, got {value!r}")
+
+
+def check_run_name(where: str, name: str) -> None:
+    """A ConfigError naming ``where`` unless ``name`` is a plain name (it names the run's directory runs/<name>)."""
+    if not NAME_PATTERN.fullmatch(name) or ".." in name:
+        raise ConfigError(f"{where} must be a plain name (letters, digits, '.', '_', '-'; no path separators "
+                          f"or '..'; it names the run's directory runs/<name>), got {name!r}")

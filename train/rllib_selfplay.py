@@ -29,7 +29,7 @@ import numpy as np
 from packetrow_env.env import REWARD_MODES
 from packetrow_env.observation import MODES
 
-from .config import ConfigError, check_positive, check_choice, load_sections
+from .config import ConfigError, check_choice, check_positive, check_run_name, load_sections
 
 MAIN, RANDOM = "main", "random"
 
@@ -100,6 +100,7 @@ def config_from_dict(data, source: str = "config") -> RLlibConfig:
     config = load_sections(RLlibConfig, SECTIONS, data, source)
     if config.trainer != "rllib":
         raise ConfigError(f"{source}: trainer must be rllib for an RLlib config, got {config.trainer!r}")
+    check_run_name(f"{source}: name", config.name)
     for where, value, zero_ok in [("seed", config.seed, True), ("ppo.iterations", config.ppo.iterations, False),
                                   ("ppo.train_batch_size", config.ppo.train_batch_size, False),
                                   ("ppo.minibatch_size", config.ppo.minibatch_size, False),
@@ -273,19 +274,27 @@ class RLlibResult:
     env_steps: int
 
 
-def train(config: RLlibConfig, out=None, ray_address: str | None = None, progress: bool = True) -> RLlibResult:
-    """Run an RLlib self-play training run on a local Ray instance or the cluster at ``ray_address``."""
+RUN_FILES = ("config.yaml", "model.npz", "iterations.jsonl")
+
+
+def train(config: RLlibConfig, out=None, ray_address: str | None = None, progress: bool = True,
+          overwrite: bool = False) -> RLlibResult:
+    """Run an RLlib self-play training run on a local Ray instance or the cluster at ``ray_address``.
+
+    ``overwrite``: the run may replace an earlier run's files in ``out`` (refused otherwise).
+    """
     import yaml
     from tqdm import tqdm
 
     from packetrow_agents.policy import PolicyAgent
 
-    from .ray_cluster import ray_session
-    from .selfplay import evaluate
+    from .ray_cluster import import_ray, ray_session
+    from .selfplay import evaluate, prepare_out
 
+    import_ray()  # before anything is written: without the extra, only a one-line error
     started = time.perf_counter()
     out = Path(out) if out is not None else Path("runs") / config.name
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_out(out, fresh=True, overwrite=overwrite, files=RUN_FILES, folders=())
     (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(config), sort_keys=False))
     address = ray_address if ray_address is not None else (config.ray_address or None)
     rows = []
@@ -332,11 +341,12 @@ def run_command(args, data: dict) -> int:
 
     try:
         config = config_from_dict(data, str(args.config))
-    except ConfigError as error:
-        args.parser.error(str(error))
-    try:
-        result = train(config, out=args.out, ray_address=args.ray, progress=not args.no_progress)
-    except RayUnavailableError as error:
+        if args.resume or args.total_timesteps is not None:
+            raise ConfigError("--resume and --total-timesteps apply to SB3 configs; an RLlib run's length is "
+                              "ppo.iterations")
+        result = train(config, out=args.out, ray_address=args.ray, progress=not args.no_progress,
+                       overwrite=args.overwrite)
+    except (ConfigError, RayUnavailableError) as error:
         args.parser.error(str(error))
     minutes, seconds = divmod(result.wall_seconds, 60)
     last = result.iterations[-1] if result.iterations else {}

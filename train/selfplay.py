@@ -34,7 +34,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
-import re
 import shutil
 import sys
 import time
@@ -50,15 +49,14 @@ from packetrow_env.env import REWARD_MODES, final_rewards
 from packetrow_env.observation import MODES
 from packetrow_env.wrappers import SingleAgentEnv
 
-from .config import ConfigError, check_choice, check_positive, load_sections
+from .config import ConfigError, check_choice, check_positive, check_run_name, load_sections
 from .pool import OpponentPool, check_mixture
 
 VEC_ENVS = ("dummy", "subproc")
 ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "linear")
+TRAINERS = ("sb3", "rllib")  # rllib: rllib_selfplay.py, needs the [ray] extra
 LEARNER = "learner"  # the learner's entry name in evaluation tournaments
-# a run's name is a directory name under runs/: no path separators, no "..", nothing hidden
-NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 TRUST_HINT = ("resuming loads an SB3 checkpoint, which unpickles it: a crafted file runs any code it carries. "
               "Resume only from a checkpoint your own run wrote, and say so with --trust-checkpoint")
 EVAL_COLUMNS = ("timesteps", "stage", "opponent", "num_players", "games", "win_rate", "win_low", "win_high",
@@ -180,9 +178,7 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
     def choice(where, value, allowed):
         check_choice(f"{source}: {where}", value, allowed)
 
-    if not NAME_PATTERN.fullmatch(config.name) or ".." in config.name:
-        raise ConfigError(f"{source}: name must be a plain name (letters, digits, '.', '_', '-'; no path separators "
-                          f"or '..'; it names the run's directory runs/<name>), got {config.name!r}")
+    check_run_name(f"{source}: name", config.name)
     for where, value, zero_ok in [("seed", config.seed, True), ("total_timesteps", config.total_timesteps, False),
                                   ("torch_threads", config.torch_threads, False),
                                   ("env.n_envs", config.env.n_envs, False),
@@ -590,8 +586,11 @@ def environment_versions() -> dict[str, str]:
 RUN_FOLDERS = ("checkpoints", "snapshots", "tb")
 
 
-def prepare_out(out: Path, fresh: bool, overwrite: bool) -> None:
-    """Create the output directory; a fresh run into one holding files needs ``overwrite`` (then clears the old run)."""
+def prepare_out(out: Path, fresh: bool, overwrite: bool, files=RUN_FILES, folders=RUN_FOLDERS) -> None:
+    """Create the output directory; a fresh run into one holding files needs ``overwrite`` (then clears the old run).
+
+    ``files`` and ``folders``: what a run of this trainer writes there, the only things ``overwrite`` deletes.
+    """
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file, not a directory")
     if fresh and out.is_dir() and any(out.iterdir()):
@@ -600,9 +599,9 @@ def prepare_out(out: Path, fresh: bool, overwrite: bool) -> None:
                               f"that run with --resume, or pass --overwrite to delete what packetrow train "
                               f"wrote there")
         # an earlier run's files only: its evaluations, checkpoints, snapshots and logs would mix with this run's
-        for name in RUN_FILES:
+        for name in files:
             (out / name).unlink(missing_ok=True)
-        for name in RUN_FOLDERS:
+        for name in folders:
             if (out / name).is_dir():
                 shutil.rmtree(out / name)
     out.mkdir(parents=True, exist_ok=True)
@@ -692,7 +691,9 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
 def _run_train_command(args) -> int:
     try:
         path, data = read_config(args.config)
-        if isinstance(data, dict) and data.get("trainer") == "rllib":
+        trainer = data.get("trainer", "sb3") if isinstance(data, dict) else "sb3"
+        check_choice(f"{path}: trainer", trainer, TRAINERS)
+        if trainer == "rllib":
             from .rllib_selfplay import run_command
             return run_command(args, data)
         if args.ray is not None:
