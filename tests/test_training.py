@@ -284,6 +284,16 @@ def test_shipped_configs_load(name):
     assert config.name == name and config.total_timesteps > 0
 
 
+@pytest.mark.parametrize("name", ["rllib_quick", "rllib_selfplay"])
+def test_shipped_rllib_configs_load_without_ray(name):
+    import yaml
+
+    from packetrow_train.rllib_selfplay import config_from_dict as rllib_config
+
+    config = rllib_config(yaml.safe_load((CONFIGS / f"{name}.yaml").read_text()), name)
+    assert config.name == name and config.trainer == "rllib" and config.ppo.iterations > 0
+
+
 @pytest.mark.parametrize("change, message", [
     ({"epochs": 3}, r"unknown key epochs; allowed top-level keys: trainer, name, seed, total_timesteps.*ppo: learning_rate"),
     ({"ppo": {"lr": 0.1}}, r"unknown key ppo.lr; allowed keys in ppo: learning_rate, lr_schedule, n_steps"),
