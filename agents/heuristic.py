@@ -8,7 +8,7 @@ from packetrow_env import actions
 from packetrow_env.cards import (ASSISTANT, BANKER, BUILDING, CAPTAIN, CONTRACT, GOLD, GOODS_KIND, MONEY, SHIP,
                                  TRADER)
 from packetrow_env.scoring import leader_banker_points, time_left
-from packetrow_env.state import CHOOSE_BOARD, MUST_TAKE
+from packetrow_env.state import CHOOSE_BOARD, MUST_TAKE, PAY
 
 VP = 10.0  # dollars per victory point: 1 VP per full $10 of cash at the end (R-SCORE-2)
 UNIT_PRICE = 3.0  # what a missing unit of goods costs on the market, roughly
@@ -18,6 +18,7 @@ BANKER_LEAD = 0.8  # how likely a cash lead now holds to the end
 BANKER_TRAILING = 0.2  # the same for a player behind in cash
 LEAD_MARGIN = 10.0  # dollars of cash lead to keep at the start of the game (shrinks with the time left)
 FLEXIBILITY = {SHIP: 1.0, CAPTAIN: 0.5, TRADER: 0.5, GOLD: 0.5}  # worth a little even when nothing needs them now
+SPENT_VALUE = 0.25  # dollars per point of card value (CARDS.md `value`) a payment spends, between equal hands
 
 
 class _Needs:
@@ -92,7 +93,10 @@ class HeuristicAgent:
     """A documented rule-based player: every card gets a value in dollars for its own hand (1 VP = $10).
 
     Rules, in order:
-    1. Ship whenever possible: stage the highest-paying contract that can be added, then ship.
+    1. Ship whenever possible: stage the highest-paying contract that can be added, then ship. Pay
+       (R-SHIP-7) with the option that leaves the hand's expected contract money highest (the same
+       expectation as in rule 2, so cards that still serve other contracts are kept); between equals,
+       the option of least card value (``choose_payment``).
     2. Take the card worth most, if it is worth at least ``threshold`` dollars (default 0); otherwise pass.
        - Contracts, goods, gold, ships, captains and traders: what they add to the hand's expected
          contract money, minus their price. That expectation counts each contract's reward, discounted
@@ -143,6 +147,8 @@ class HeuristicAgent:
         s = game.state
         me = view.seat
         context = _Context(game, me)
+        if s.phase == PAY:  # rule 1: how to pay
+            return actions.PAY + choose_payment(game, context, me)
         if s.phase == CHOOSE_BOARD:  # rule 3
             return self._best([(b, self._board_score(game, context, b)) for b in legal])
         options = [(a, self._take_value(game, context, me, a)) for a in legal if actions.TAKE <= a < actions.PASS]
@@ -245,6 +251,27 @@ class _Context:
         """Whether a seat holds an assistant (known: assistants are taken face up)."""
         game = self._game
         return any(game.cards.kind_of[c] == ASSISTANT for c in self.known_hand(seat))
+
+
+def choose_payment(game, context: _Context | None = None, seat: int | None = None) -> int:
+    """The index of the payment option (``payment_options()`` of a SeatView, or a Game) that keeps the most in
+    hand (rule 1)."""
+    options = game.payment_options()
+    if not options:
+        raise ValueError("choose_payment needs a game in phase pay (a shipment waiting to be paid)")
+    seat = game.current_player if seat is None else seat
+    context = context or _Context(game, seat)
+    cards = game.cards
+    hand, ships = game.hand(seat), game.ships(seat)
+    staged = set(game.state.pending)
+    best, best_score = 0, -np.inf
+    for k, option in enumerate(options):
+        gone = staged.union(option)
+        left = _Needs(cards, [c for c in hand if c not in gone], [c for c in ships if c not in gone])
+        score = left.potential(context.time_left) - SPENT_VALUE * sum(int(cards.value[c]) for c in option)
+        if score > best_score + 1e-9:  # ties keep the earlier option: the lower value, then the lower ids
+            best, best_score = k, score
+    return best
 
 
 def card_value(game, context: _Context, seat: int, card: int) -> float:

@@ -7,7 +7,7 @@ observation size, number of actions, and training facts such as the step count).
 is left out: playing needs only the action logits.
 
 ``.npz`` layout (format 1): ``layer_{i}_weight`` (in, out) and ``layer_{i}_bias`` (out,) for each hidden
-layer i = 0..k-1, ``action_weight`` (hidden, 48) and ``action_bias`` (48,), and ``meta``, a JSON string.
+layer i = 0..k-1, ``action_weight`` (hidden, A) and ``action_bias`` (A,), A the number of actions (48 in env v0, 48 + K in v1), and ``meta``, a JSON string.
 Illegal actions get probability 0, as in sb3-contrib's MaskableCategorical.
 
     agent = PolicyAgent.load("runs/quick/model.npz")       # or make_agent("ppo:path=runs/quick/model.npz")
@@ -253,6 +253,11 @@ class PolicyAgent:
     NumpyPolicy in memory (``policy``). It reads the seat's observation in the mode it was trained on
     (``observation_mode``; default tracked): ``view.observe(mode)``, or the vector of a view built on an
     observation alone (``SeatView.of_observation``), which must be in that mode.
+
+    A policy trained on env v0 (48 actions, the v0 observation; see the env's version history) still
+    plays v1 games to the end: it reads ``Encoder.v0_observation`` of its observation and chooses among
+    the first 48 actions, and in phase pay, which it cannot express, it pays as the heuristic does
+    (``heuristic.choose_payment``; on a view without a game, with the first option, the least card value).
     """
 
     def __init__(self, seed: int = 0, path=None, deterministic: bool = True, policy: NumpyPolicy | None = None,
@@ -290,5 +295,29 @@ class PolicyAgent:
 
     def act(self, view) -> int:
         """A legal action from the policy, for the seat of ``view`` (a SeatView)."""
+        mask = view.action_mask
+        outputs = self.policy.num_actions
+        if outputs < mask.shape[-1]:  # a policy of an older action layout (v0: no pay actions)
+            if not mask[:outputs].any():
+                return self._pay_without_outputs(view)
+            mask = mask[:outputs]
         observation = view.observe(self.observation_mode)
-        return self.policy.action(observation, view.action_mask, self._rng, self.deterministic)
+        if observation.shape[-1] != self.policy.observation_size:
+            from packetrow_env.observation import encoder
+            coder = encoder(view.cards)
+            if self.policy.observation_size == coder.v0_size and observation.shape[-1] > coder.v0_size:
+                observation = coder.v0_observation(observation)  # a v0 policy reads the v0 prefix
+        return self.policy.action(observation, mask, self._rng, self.deterministic)
+
+    @staticmethod
+    def _pay_without_outputs(view) -> int:
+        """The pay decision of a policy with no pay outputs: the heuristic's choice (documented in the class)."""
+        from packetrow_env import actions
+        pay = np.flatnonzero(view.action_mask[actions.PAY:actions.PAY + actions.MAX_PAYMENT_OPTIONS])
+        if len(pay) == 0:
+            raise ValueError("the legal actions lie beyond this policy's outputs and are not pay actions; "
+                             "it was trained on another action layout")
+        if not view.has_game:
+            return actions.PAY + int(pay[0])
+        from .heuristic import choose_payment
+        return actions.PAY + choose_payment(view)

@@ -209,6 +209,7 @@ def help_text(game) -> str:
         "  traders change a good, captains change a ship's destination) and a ship to its destination.",
         "  To ship: add contracts ('contract:K'), then 'ship' (once a contract is added, the shipment must be",
         "  shipped; only contracts that can go together are offered). Shipping does not use up your decision.",
+        "  When the shipment can be paid with different cards, you choose which ('pay:K', cheapest first).",
         "  An assistant lets you take from the 'future' supply ('assistant:0' / 'assistant:1').",
         "End: a board is exhausted when its deck can no longer fill its 'now' supply; the game ends after the",
         f"  round that leaves {threshold} board{'s' if threshold > 1 else ''} exhausted. Contracts you can still fulfil "
@@ -247,7 +248,10 @@ def narrate(before, action: int, after, seat: int, names=None) -> list[str]:
         lines.append(f"{who} {verb('choose', 'chooses')} the {board}{extra}.")
     elif action == actions.PASS:
         lines.append(f"{who} {verb('pass', 'passes')}.")
-    elif action == actions.SHIP:
+    elif action == actions.SHIP and after.phase == "pay":
+        if you:
+            lines.append(f"You {shipment_text(before, s.pending)} and now choose how to pay.")
+    elif action == actions.SHIP or action >= actions.PAY:
         start = [c for c in s.pending if cards.board[c] == START]
         gone = set(before.hand(p) + before.ships(p)) - set(after.hand(p) + after.ships(p)) - set(s.pending)
         used = _counted(cards.describe(c) for c in gone) if not after.is_over else ""

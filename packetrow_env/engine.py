@@ -8,11 +8,11 @@ from itertools import combinations
 
 import numpy as np
 
-from . import actions, shipping
+from . import actions, payment, shipping
 from .cards import ASSISTANT, BANKER, BOARDS, BUILDING, MONEY, SHIP, START, Catalogue, resolve
 from .scoring import banker_points
 from .state import (CHOOSE_BOARD, CURRENT, DECK, DISCARD, END_THRESHOLD, FUTURE, FUTURE_SLOTS, HAND, MAX_PLAYERS,
-                    MAX_SUPPLY, MIN_PLAYERS, MUST_TAKE, OVER, PHASES, REMOVED, SHIPS, STARTING_CASH, TAKE,
+                    MAX_SUPPLY, MIN_PLAYERS, MUST_TAKE, OVER, PAY, PHASES, REMOVED, SHIPS, STARTING_CASH, TAKE,
                     TWO_PLAYER_REMOVAL, State)
 
 
@@ -24,7 +24,7 @@ class Game:
     """One game of Packet Row: the catalogue, the state, and the rules that move it."""
 
     __slots__ = ("cards", "state", "_mask", "_hands", "_ships", "_summaries", "_fulfillable", "_scores",
-                 "_discard_location")
+                 "_discard_location", "_options")
 
     def __init__(self, state: State, cards: Catalogue):
         self.cards = cards
@@ -40,6 +40,7 @@ class Game:
         self._summaries = [None] * n
         self._fulfillable = [None] * n
         self._scores = None
+        self._options = None
 
     # ------------------------------------------------------------------ setup
     @classmethod
@@ -95,7 +96,7 @@ class Game:
 
     @property
     def phase(self) -> str:
-        """The phase name: choose_board, take, must_take or over."""
+        """The phase name: choose_board, take, must_take, pay or over."""
         return PHASES[self.state.phase]
 
     @property
@@ -136,6 +137,7 @@ class Game:
         game._summaries = self._summaries.copy()
         game._fulfillable = self._fulfillable.copy()
         game._scores = self._scores
+        game._options = self._options
         return game
 
     def sample_determinization(self, observer: int, rng: np.random.Generator, mode: str = "tracked") -> "Game":
@@ -145,7 +147,7 @@ class Game:
         return Game(sample(self.state, self.cards, observer, rng, mode), self.cards)
 
     def to_dict(self) -> dict:
-        """The position as plain JSON types (schema version 1, DESIGN.md)."""
+        """The position as plain JSON types (schema version 2, DESIGN.md)."""
         from .saved_game import to_dict
         return to_dict(self)
 
@@ -157,12 +159,27 @@ class Game:
 
     # ------------------------------------------------------------ legality
     def legal_action_mask(self) -> np.ndarray:
-        """A read-only bool array over the 48 actions: which are legal for the current player."""
+        """A read-only bool array over the actions (actions.NUM_ACTIONS): which are legal for the current player."""
         mask = self._mask
         if mask is None:
             mask = self._mask = self._compute_mask()
             mask.flags.writeable = False
         return mask
+
+    def payment_options(self) -> list[tuple[int, ...]]:
+        """In phase pay, the options ``PAY + k`` pays with (sorted card-id tuples, R-SHIP-7 order); else []."""
+        if self.state.phase != PAY:
+            return []
+        return list(self._payment_options())
+
+    def _payment_options(self) -> list[tuple[int, ...]]:
+        """The first MAX_PAYMENT_OPTIONS options of the pending shipment (cached until it is paid)."""
+        options = self._options
+        if options is None:
+            p = self.state.current_player
+            found = payment.payment_options(self.cards, self._hand(p) + self._ship_cards(p), self.state.pending)
+            options = self._options = found[:actions.MAX_PAYMENT_OPTIONS]
+        return options
 
     def legal_actions(self) -> list[int]:
         """The legal action ids, ascending."""
@@ -175,6 +192,9 @@ class Game:
             return mask
         p = s.current_player
         number = self.cards.number_of
+        if s.phase == PAY:  # R-SHIP-7: only paying the staged shipment, with one of its options
+            mask[actions.PAY:actions.PAY + len(self._payment_options())] = True
+            return mask
         if s.pending:  # R-SHIP-6: while a shipment is staged, only add or ship
             resources = self._hand(p) + self._ship_cards(p)
             for c in self._summary(p)[2]:
@@ -265,7 +285,11 @@ class Game:
         s.history.append(a)
         p = s.current_player
         if a >= actions.ADD_CONTRACT:
-            if a == actions.SHIP:
+            if a >= actions.PAY:
+                self._settle(p, self._payment_options()[a - actions.PAY])
+                s.phase = s.resume_phase
+                s.resume_phase = -1
+            elif a == actions.SHIP:
                 self._ship(p)
             else:
                 s.pending.append(int(self.cards.contract_ids[a - actions.ADD_CONTRACT]))
@@ -354,14 +378,25 @@ class Game:
         s.cash[p] = cash - cost
 
     def _ship(self, p: int):
-        """Fulfil the pending shipment (R-SHIP-1, R-SHIP-7)."""
+        """Fulfil the pending shipment: at once with its only payment option, else enter phase pay (R-SHIP-7)."""
+        s = self.state
+        self._options = None
+        options = self._payment_options()
+        if len(options) == 1:
+            self._settle(p, options[0])
+        else:
+            s.resume_phase = s.phase
+            s.phase = PAY
+
+    def _settle(self, p: int, paid: tuple[int, ...]):
+        """Discard the pending contracts and the payment, take the reward (R-SHIP-1, R-SHIP-8)."""
         s = self.state
         contracts = s.pending
-        paid = shipping.payment(self.cards, self._hand(p) + self._ship_cards(p), contracts)
         spent = list(paid) + contracts
         s.location[spent] = self._discard_location[spent]
         s.cash[p] += int(self.cards.reward[contracts].sum())
         s.pending = []
+        self._options = None
         self._hand_changed(p)
 
     def _hand_changed(self, p: int):

@@ -1,4 +1,18 @@
-"""The PettingZoo AEC environment of Packet Row: ``env()`` (order-enforced) and ``raw_env()``."""
+"""The PettingZoo AEC environment of Packet Row: ``env()`` (order-enforced) and ``raw_env()``.
+
+Version history (the env id ``packetrow_vN`` names the version):
+
+- v0 (``packetrow_v0``): rules v0, where the engine paid every shipment with its cheapest cards;
+  48 actions; observation of ``observation.layout`` v0 (``round`` as round / 20, which real games of
+  25-31 rounds exceed); saved games schema 1.
+- v1 (``packetrow_v1``): rules v1, the player chooses how to pay (RULES.md R-SHIP-7): a shipment with
+  more than one payment option enters phase ``pay``, where ``game.payment_options()`` lists them.
+  Action layout 48 -> 48 + K: ``actions.PAY + k`` pays with option k (K = ``actions.MAX_PAYMENT_OPTIONS``).
+  Observation: the pieces ``paying`` and ``payment_options`` (what each option discards) are appended to
+  the v0 layout, and ``round`` becomes round / (round + 30), in [0, 1) for every game; the first
+  ``encoder().v0_size`` floats are otherwise v0 (``Encoder.v0_observation`` rebuilds a v0 vector).
+  Saved games: schema 2 (phase ``pay`` and ``resume_phase``); schema-1 files load as the same position.
+"""
 
 from __future__ import annotations
 
@@ -30,7 +44,7 @@ def check_option(name, value, allowed):
 class raw_env(AECEnv):
     """Packet Row as a PettingZoo AEC environment, without the order-enforcing wrapper."""
 
-    metadata = {"render_modes": list(RENDER_MODES), "name": "packetrow_v0", "is_parallelizable": False,
+    metadata = {"render_modes": list(RENDER_MODES), "name": "packetrow_v1", "is_parallelizable": False,
                 "render_fps": 1}
 
     def __init__(self, num_players: int = 4, observation_mode: str = "tracked", reward_mode: str = "rank",
@@ -68,7 +82,7 @@ class raw_env(AECEnv):
         return self.observation_spaces[agent]
 
     def action_space(self, agent):
-        """The (fixed) action space of an agent: Discrete(48)."""
+        """The (fixed) action space of an agent: Discrete(actions.NUM_ACTIONS), 48 + K."""
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None):

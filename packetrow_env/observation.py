@@ -14,6 +14,11 @@ What the observer knows in each mode is decided by ``knowledge`` (one owner); th
 - ``table``: only what is on the table now: no opponent hand contents or sizes.
 - ``full``: everything, opponents' hands included, with ``deck_contents`` as in online. Not a fair
   observation: for debugging and privileged critics only.
+
+Versions (the env's docstring keeps the history): v1 (rules v1, the pay phase) appends the pieces
+``paying`` and ``payment_options`` to the v0 layout (before any mode's own pieces) and normalises
+``round`` as round / (round + 30). The first ``v0_size`` floats are otherwise the v0 layout, so
+``v0_observation`` gives a policy trained on v0 exactly what it read then.
 """
 
 from __future__ import annotations
@@ -24,14 +29,23 @@ from functools import lru_cache
 import numpy as np
 
 from . import knowledge
-from .cards import CONTRACT, DESTINATIONS, KINDS, NUM_CONTRACTS, SHIP, Catalogue, resolve
+from .actions import MAX_PAYMENT_OPTIONS
+from .cards import (CAPTAIN, CONTRACT, DESTINATIONS, GOLD, GOODS, GOODS_KIND, KINDS, NUM_CONTRACTS, SHIP, TRADER,
+                    Catalogue, resolve)
 from .knowledge import DECK_CONTENTS_MODES, MODES, UNKNOWN, check_mode
 from .state import (DECK, DISCARD, FUTURE_SLOTS, HAND, LAYOUT, MAX_DECK, MAX_PLAYERS, MAX_SUPPLY, NUM_BOARDS,
-                    NUM_LOCATIONS, REMOVED, SHIPS, STARTING_CASH)
+                    NUM_LOCATIONS, PAY, REMOVED, SHIPS, STARTING_CASH)
 
 SEAT_FEATURES = ("present", "cash", "has_piece", "harbour_master", "to_act")
 CASH_SCALE = 25.0
-ROUND_SCALE = 20.0
+# round / (round + ROUND_HALF) lies in [0, 1) for every round, with no bound to prove or clip, and keeps its
+# resolution where games end (25-31 rounds: 0.45-0.51). v0 used round / 20, which real games exceed.
+ROUND_HALF = 30.0
+ROUND_SCALE_V0 = 20.0
+# What each payment option discards, per option (v1): enough for a policy to tell options apart.
+OPTION_FEATURES = (("present",) + tuple(f"{g}_units" for g in GOODS) + ("single_gold", "double_gold", "traders",
+                   "captains") + tuple(f"ship_{d}" for d in DESTINATIONS) + ("value",))
+VALUE_SCALE = 10.0
 
 
 @dataclass(frozen=True)
@@ -70,8 +84,9 @@ def _spec(num_types: int) -> list[tuple[str, tuple[int, ...], str]]:
     # Scalars first, then the card-count block, whose rows come out of one bincount in this order.
     return [
         ("num_players", (4,), "one-hot of the player count 2-5"),
-        ("round", (1,), f"round number / {ROUND_SCALE:g}"),
-        ("phase", (4,), "one-hot of the phase: choose_board, take, must_take, over"),
+        ("round", (1,), f"round / (round + {ROUND_HALF:g}): in [0, 1), 0.5 at round {ROUND_HALF:g}"),
+        ("phase", (4,), "one-hot of the phase: choose_board, take, must_take, over (in phase pay: the phase that "
+         "goes on once the shipment is paid)"),
         ("current_board", (4,), "one-hot of the board being asked on (zeros when none)"),
         ("chosen_boards", (4,), "boards chosen this round"),
         ("exhausted", (4,), "exhausted boards"),
@@ -90,6 +105,12 @@ def _spec(num_types: int) -> list[tuple[str, tuple[int, ...], str]]:
         ("discarded", (f,), "card-type counts of all discard piles"),
         ("unseen", (f,), "card-type counts of the cards out of the observer's sight: removed cards, hidden hand "
          "cards, and the decks' cards where the mode does not show them (all but online and full)"),
+        # v1: appended, so that the pieces above stay the v0 layout
+        ("paying", (1,), "1 in phase pay: the player to act chooses how to pay his staged shipment (R-SHIP-7)"),
+        ("payment_options", (MAX_PAYMENT_OPTIONS, len(OPTION_FEATURES)),
+         "in phase pay, per option k (action pay:k; zeros = no such option): present, units of goods cards per "
+         "good (" + ", ".join(GOODS) + "), single gold nuggets, double gold nuggets, traders, captains, ships by "
+         f"destination ({', '.join(DESTINATIONS)}), total card value / {VALUE_SCALE:g}"),
     ]
 
 
@@ -132,14 +153,21 @@ class Encoder:
         self._header = by_name["ships"].offset
         self._ships = slice(by_name["ships"].offset, by_name["ships"].offset + by_name["ships"].size)
         self._pending = by_name["pending_shipment"].offset
-        self._block = slice(by_name["current_supply"].offset, self.size)
+        unseen = by_name["unseen"]
+        self._block = slice(by_name["current_supply"].offset, unseen.offset + unseen.size)
+        self.v0_size = self._block.stop  # the v0 layout is this prefix (round scaled as v0 did: v0_observation)
+        self._round = by_name["round"].offset
+        self._paying = by_name["paying"].offset
+        options = by_name["payment_options"]
+        self._options = slice(options.offset, options.offset + options.size)
+        self._option_rows = _option_rows(cards)
         self._ship_ids = np.flatnonzero(cards.kind == SHIP)
         self._ship_destination = cards.destination[self._ship_ids].astype(np.int64)
         self._supply_keys = np.arange(_CURRENT_ROWS, _HAND_ROWS) * f
         self._row_tables = {}
         # A provable bound for the observation space: all the cash the game can hold, or all the cards.
         most_cash = STARTING_CASH + int(cards.reward.sum()) + int(cards.money.sum())
-        self.high = float(max(len(cards.kind), most_cash / CASH_SCALE, 1000 / ROUND_SCALE))
+        self.high = float(max(len(cards.kind), most_cash / CASH_SCALE, 1.0))
         # State keeps the current and future supplies next to each other in its buffer.
         current, future = LAYOUT["current"], LAYOUT["future"]
         assert future[0] == current[0] + int(np.prod(current[1]))
@@ -197,8 +225,9 @@ class Encoder:
             out[self.size:] = counts[_DECK_ROWS * f:_TRASH_ROW * f]
 
         over = s.phase == 3
+        paying = s.phase == PAY
         phase = [0.0] * 4
-        phase[s.phase] = 1.0
+        phase[s.resume_phase if paying else s.phase] = 1.0
         board = [0.0] * 4
         if s.current_board >= 0:
             board[s.current_board] = 1.0
@@ -211,7 +240,7 @@ class Encoder:
             seats += (1.0, cash[q] / CASH_SCALE, has_piece[q], q == s.harbour_master,
                       not over and q == s.current_player)
         seats += [0.0] * (len(SEAT_FEATURES) * (MAX_PLAYERS - n))
-        header = (count + [s.round / ROUND_SCALE] + phase + board + s.chosen.tolist() + s.exhausted.tolist()
+        header = (count + [s.round / (s.round + ROUND_HALF)] + phase + board + s.chosen.tolist() + s.exhausted.tolist()
                   + ((s.deck_end - s.deck_top) / MAX_DECK).tolist() + seats + holds + [0] * (MAX_PLAYERS - n))
         out[:self._header] = header
 
@@ -221,7 +250,23 @@ class Encoder:
         out[self._pending:self._block.start] = 0
         if s.pending:
             out[self._pending + self.cards.contract_number[s.pending]] = 1
+        out[self._paying:self._options.stop] = 0
+        if paying:
+            out[self._paying] = 1
+            options = game.payment_options()
+            rows = self._option_rows
+            block = out[self._options].reshape(MAX_PAYMENT_OPTIONS, len(OPTION_FEATURES))
+            for k, option in enumerate(options):
+                block[k] = rows[list(option)].sum(axis=0)
+            block[:len(options), 0] = 1
         return out
+
+    def v0_observation(self, vector: np.ndarray) -> np.ndarray:
+        """The v0 observation inside a v1 one (one vector or a batch): the prefix, round back to round / 20."""
+        old = np.array(vector[..., :self.v0_size], dtype=np.float32)
+        x = old[..., self._round].astype(np.float64)
+        old[..., self._round] = ROUND_HALF * x / (1.0 - x) / ROUND_SCALE_V0
+        return old
 
     def state_vector(self, game) -> np.ndarray:
         """A global full-information vector (seat 0's full observation), for centralised critics."""
@@ -231,6 +276,23 @@ class Encoder:
         """The named pieces of an observation vector of any mode (told apart by its length), reshaped."""
         pieces = self.pieces + self._mode_pieces if len(vector) > self.size else self.pieces
         return {p.name: vector[p.offset:p.offset + p.size].reshape(p.shape) for p in pieces}
+
+
+def _option_rows(cards: Catalogue) -> np.ndarray:
+    """Per card, what discarding it adds to a payment option's features (OPTION_FEATURES, less 'present')."""
+    rows = np.zeros((len(cards.kind), len(OPTION_FEATURES)), dtype=np.float32)
+    kind = cards.kind
+    goods = np.flatnonzero(kind == GOODS_KIND)
+    rows[goods, 1 + cards.good[goods]] = cards.quantity[goods]
+    gold = np.flatnonzero(kind == GOLD)
+    rows[gold, 5 + (cards.quantity[gold] == 2)] = 1
+    rows[kind == TRADER, 7] = 1
+    rows[kind == CAPTAIN, 8] = 1
+    ships = np.flatnonzero(kind == SHIP)
+    rows[ships, 9 + cards.destination[ships]] = 1
+    spendable = np.isin(kind, (GOODS_KIND, GOLD, TRADER, CAPTAIN, SHIP))
+    rows[spendable, -1] = cards.value[spendable] / VALUE_SCALE
+    return rows
 
 
 @lru_cache(maxsize=8)

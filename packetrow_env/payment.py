@@ -83,9 +83,18 @@ def _options(cat, res: tuple, con: tuple) -> tuple[tuple[int, ...], ...]:
     # goods card of an undemanded good without a trader to change it.
     if not any(kind[c] == card_kinds.CAPTAIN for c in ship_cards):
         ship_cards = [c for c in ship_cards if kind[c] != card_kinds.SHIP or t.destination[c] in destinations]
+        # Without captains each destination takes one of its own ships: one ship part, the lowest of each.
+        lowest = {}
+        for c in ship_cards:  # sorted, so the first seen per class is the lowest id
+            lowest.setdefault(t.group[c], c)
+        if len({t.destination[c] for c in lowest.values()}) == len(lowest):  # one class per destination
+            ship_parts = [tuple(sorted(lowest.values()))]
+        else:
+            ship_parts = _minimal(cat, t, ship_cards, goods_cards, con)
+    else:
+        ship_parts = _minimal(cat, t, ship_cards, goods_cards, con)
     if not any(kind[c] == card_kinds.TRADER for c in goods_cards):
         goods_cards = [c for c in goods_cards if kind[c] != card_kinds.GOODS_KIND or t.good[c] in goods]
-    ship_parts = _minimal(cat, t, ship_cards, goods_cards, con)
     goods_parts = _minimal(cat, t, goods_cards, ship_cards, con)
     value = t.value
     options = [tuple(sorted(a + b)) for a, b in product(ship_parts, goods_parts)]

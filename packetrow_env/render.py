@@ -44,6 +44,12 @@ def describe_action(game, action: int) -> str:
     """What an action does in this position, in words (for the player to act)."""
     s = game.state
     name = actions.name(action)
+    if action >= actions.PAY:
+        options = game.payment_options()
+        k = action - actions.PAY
+        if k >= len(options):
+            return f"pay with option {k} (there is no such option now)"
+        return f"pay {shipment_text(game, s.pending)[5:]} with {payment_text(game, options[k])}"
     if action < actions.TAKE:
         ending = " (its refill at the end of this round ends the game)" if _choosing_ends_game(game, action) else ""
         if game.phase == "take":  # R-ROUND-5: the harbour master's last word
@@ -70,6 +76,11 @@ def describe_action(game, action: int) -> str:
         return f"use an assistant to take {what} from {future_supply(board)}"
     card = int(s.current[board, action - actions.TAKE])
     return f"take {'nothing' if card < 0 else 'the ' + card_text(game, card)} from the {BOARDS[board]}"
+
+
+def payment_text(game, option) -> str:
+    """The cards of a payment option in words, counted, e.g. 'captain, cotton x2, ship to Spain'."""
+    return _counted(game.cards.describe(c) for c in option) or "nothing"
 
 
 def runs_out(game, board: int) -> bool:
@@ -109,6 +120,8 @@ def phase_text(game) -> str:
     s = game.state
     if game.is_over:
         return "the game is over"
+    if game.phase == "pay":
+        return "choose how to pay the shipment (R-SHIP-7: which cards to discard)"
     if s.pending:
         return "add contracts to the shipment or ship it"
     board = BOARDS[s.current_board] if s.current_board >= 0 else None

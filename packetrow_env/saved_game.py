@@ -1,4 +1,9 @@
-"""Saved games: ``Game.to_dict`` (schema version 1 of DESIGN.md) and a validating ``Game.from_dict``."""
+"""Saved games: ``Game.to_dict`` (schema version 2 of DESIGN.md) and a validating ``Game.from_dict``.
+
+Version 2 (rules v1) adds the phase ``pay`` and the key ``resume_phase``: while a shipment waits to be paid
+(R-SHIP-7), the phase that goes on once it is paid (``choose_board``, ``take`` or ``must_take``); null in
+every other phase. Version-1 files (no ``resume_phase``, no phase ``pay``) load as the same position.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +14,20 @@ import numpy as np
 from . import actions, shipping
 from .cards import BOARDS, KINDS, MONEY, NUM_CARDS, NUM_CONTRACTS, SHIP, START, Catalogue
 from .state import (CHOOSE_BOARD, CURRENT, DECK, DISCARD, END_THRESHOLD, FUTURE, FUTURE_SLOTS, HAND, MAX_PLAYERS,
-                    MAX_ROUNDS, MIN_PLAYERS, MUST_TAKE, OVER, PHASES, REMOVED, SHIPS, STARTING_CASH, SUPPLY_SIZE, TAKE,
+                    MAX_ROUNDS, MIN_PLAYERS, MUST_TAKE, OVER, PAY, PHASES, REMOVED, SHIPS, STARTING_CASH, SUPPLY_SIZE, TAKE,
                     State, most_cash)
 
-VERSION = 1
+VERSION = 2
+VERSIONS = (1, 2)  # versions from_dict reads
 # The most actions a game can take: per round at most 4 boards chosen and every player asked on each; an
-# "add contract" and a "ship" at most once per contract.
+# "add contract", a "ship" and a "pay" at most once per contract.
 MAX_HISTORY = MAX_ROUNDS * 4 * (MAX_PLAYERS + 1) + 3 * NUM_CONTRACTS
 # The generators numpy's default_rng uses (the game's own, R-SETUP-2): their states are plain ints, so a
 # loaded game saves as JSON again.
 RNG_NAMES = ("PCG64", "PCG64DXSM")
 _KEYS = ("version", "num_players", "round", "harbour_master", "current_player", "phase", "current_board",
-         "chosen_boards", "boards", "removed", "players", "pending_shipment", "rng", "history")
+         "chosen_boards", "boards", "removed", "players", "pending_shipment", "rng", "history", "resume_phase")
+_KEYS_V1 = _KEYS[:-1]
 _BOARD_KEYS = ("deck", "discard", "current", "future", "exhausted")
 _PLAYER_KEYS = ("cash", "hand", "ships", "has_piece", "starting_contract")
 
@@ -57,6 +64,7 @@ def to_dict(game) -> dict:
         "pending_shipment": list(s.pending),
         "rng": _plain(s.rng_state),
         "history": list(s.history),
+        "resume_phase": PHASES[s.resume_phase] if s.phase == PAY else None,
     }
 
 
@@ -115,8 +123,12 @@ def from_dict(game_class, data: dict, cards: Catalogue):
 
 
 def _build(game_class, data, cards: Catalogue):
-    _dict(data, "the saved game", _KEYS)
-    _need(type(data["version"]) is int and data["version"] == VERSION, f"version must be {VERSION}, got {data['version']!r}")
+    version_1 = isinstance(data, dict) and type(data.get("version")) is int and data["version"] == 1
+    _dict(data, "the saved game", _KEYS_V1 if version_1 else _KEYS)
+    _need(type(data["version"]) is int and data["version"] in VERSIONS,
+          f"version must be one of {', '.join(map(str, VERSIONS))}, got {data['version']!r}")
+    if version_1:
+        data = {**data, "resume_phase": None}  # version 1 had no pay phase
     n = _int(data["num_players"], "num_players", MIN_PLAYERS, MAX_PLAYERS)
     size = SUPPLY_SIZE[n]
     s = State(n, _rng_state(data["rng"]))
@@ -213,6 +225,10 @@ def _build(game_class, data, cards: Catalogue):
         _need(shipping.can_fulfil(cards, hand + game.ships(p), pending),
               f"pending_shipment {pending} cannot be fulfilled with player {p}'s hand and ships")
         s.pending = [int(c) for c in pending]
+    if s.phase == PAY:
+        _need(s.pending, "phase pay needs the pending_shipment to be paid")
+        _need(len(game._payment_options()) > 1, f"pending_shipment {s.pending} has one payment option, so it is paid "
+              "at once (R-SHIP-7); phase pay is only for a choice")
     _check_decision(game)
     return game
 
@@ -243,6 +259,15 @@ def _check_starting_contracts(s: State, players, cards: Catalogue):
 
 
 def _check_phase(s: State, data):
+    resume = data["resume_phase"]
+    if s.phase == PAY:  # checked as the phase it resumes, which it shares its pieces and turn with
+        allowed = [PHASES[CHOOSE_BOARD], PHASES[TAKE], PHASES[MUST_TAKE]]
+        _need(resume in allowed, f"in phase pay, resume_phase must be one of {', '.join(allowed)}, got {resume!r}")
+        s.phase = PHASES.index(resume)
+        _check_phase(s, {**data, "resume_phase": None})
+        s.resume_phase, s.phase = s.phase, PAY
+        return
+    _need(resume is None, f"resume_phase must be null outside phase pay, got {resume!r}")
     n = s.num_players
     phase = s.phase
     board = data["current_board"]
@@ -349,10 +374,11 @@ def _check_decision(game):
             _need(not money, f"player {p} still holds money cards {money} in a finished game; they are cashed at the "
                   "end (R-SCORE-1)")
         return
-    if s.phase == CHOOSE_BOARD:
+    phase = s.resume_phase if s.phase == PAY else s.phase  # after paying, the decision goes on in this phase
+    if phase == CHOOSE_BOARD:
         _need(bool(game.choosable_boards()), "in phase choose_board a board not chosen this round must hold a card "
               "(R-ROUND-1); otherwise the harbour master's pass ended the round (R-ROUND-4)")
-    if s.phase == MUST_TAKE:
+    if phase == MUST_TAKE:
         money, has_assistant, _ = game._summary(s.current_player)
         _need(game._can_take_on(s.current_board, int(s.cash[s.current_player]) + money, has_assistant),
               "in phase must_take the harbour master can take a card on the chosen board (R-ROUND-5)")

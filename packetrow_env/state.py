@@ -32,8 +32,8 @@ HAND = 17  # + seat
 SHIPS = 22  # + seat (merchant ships lie face up in front of their owner)
 NUM_LOCATIONS = SHIPS + MAX_PLAYERS
 
-PHASES = ("choose_board", "take", "must_take", "over")
-CHOOSE_BOARD, TAKE, MUST_TAKE, OVER = range(len(PHASES))
+PHASES = ("choose_board", "take", "must_take", "over", "pay")
+CHOOSE_BOARD, TAKE, MUST_TAKE, OVER, PAY = range(len(PHASES))
 
 # Slices of the flat buffer: name -> (offset, shape).
 _FIELDS = (
@@ -68,7 +68,7 @@ class State:
 
     __slots__ = tuple(name for name, _ in _FIELDS) + (
         "buffer", "num_players", "supply_size", "round", "harbour_master", "current_player",
-        "phase", "current_board", "chosen_order", "pending", "history", "rng_state")
+        "phase", "resume_phase", "current_board", "chosen_order", "pending", "history", "rng_state")
 
     def __init__(self, num_players: int, rng_state: dict, buffer: np.ndarray | None = None):
         self._attach(np.full(BUFFER_SIZE, -1, dtype=np.int32) if buffer is None else buffer)
@@ -78,6 +78,7 @@ class State:
         self.harbour_master = 0
         self.current_player = 0
         self.phase = CHOOSE_BOARD
+        self.resume_phase = -1  # in phase PAY: the phase that goes on once the shipment is paid (R-SHIP-7)
         self.current_board = -1
         self.chosen_order: list[int] = []
         self.pending: list[int] = []  # contract ids staged for the next shipment
@@ -102,6 +103,7 @@ class State:
         new.harbour_master = self.harbour_master
         new.current_player = self.current_player
         new.phase = self.phase
+        new.resume_phase = self.resume_phase
         new.current_board = self.current_board
         new.chosen_order = self.chosen_order.copy()
         new.pending = self.pending.copy()

@@ -110,10 +110,10 @@ def test_spaces_are_the_same_objects_on_every_call(n):
     for agent in env.possible_agents:
         assert env.observation_space(agent) is env.observation_space(agent)
         assert env.action_space(agent) is env.action_space(agent)
-        assert env.action_space(agent).n == 48
+        assert env.action_space(agent).n == actions.NUM_ACTIONS == 48 + actions.MAX_PAYMENT_OPTIONS
         space = env.observation_space(agent)
         assert space["observation"].shape == (SIZE,) and space["observation"].dtype == np.float32
-        assert space["action_mask"].shape == (48,) and space["action_mask"].dtype == np.int8
+        assert space["action_mask"].shape == (actions.NUM_ACTIONS,) and space["action_mask"].dtype == np.int8
     env.reset(seed=0)
     for agent in env.possible_agents:
         assert env.observation_space(agent) is env.observation_space(agent)
@@ -133,7 +133,7 @@ def test_masks_and_observations_through_a_whole_game(n, mode):
         obs, reward, terminated, truncated, info = env.last()
         assert set(obs) == {"observation", "action_mask"}
         assert obs["observation"].dtype == np.float32 and obs["observation"].shape == (encoder().size_of(mode),)
-        assert obs["action_mask"].dtype == np.int8 and obs["action_mask"].shape == (48,)
+        assert obs["action_mask"].dtype == np.int8 and obs["action_mask"].shape == (actions.NUM_ACTIONS,)
         assert np.array_equal(obs["action_mask"], info["action_mask"])
         assert not truncated
         if terminated:
@@ -301,7 +301,7 @@ def test_render_text_of_a_finished_game_shows_the_scores():
 
 
 # --------------------------------------------------------------------------- illegal actions
-@pytest.mark.parametrize("bad", ["illegal", 48, -1, 2.5, None])
+@pytest.mark.parametrize("bad", ["illegal", actions.NUM_ACTIONS, -1, 2.5, None])
 def test_illegal_action_raises_and_changes_nothing(bad):
     env = packetrow_env.env(num_players=3)
     env.reset(seed=7)

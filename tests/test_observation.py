@@ -24,7 +24,7 @@ MAX_SEATS = 5
 
 DOCUMENTED_PIECES = ("num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes",
                      "seats", "holds_starting_contract", "ships", "pending_shipment", "current_supply",
-                     "future_supply", "hands", "discarded", "unseen")
+                     "future_supply", "hands", "discarded", "unseen", "paying", "payment_options")
 DECK_PIECES = ("deck_contents",)  # appended in the modes that know each deck's contents (online, full)
 
 
@@ -192,7 +192,7 @@ def test_pieces_on_a_known_position(mode):
     obs = pieces(game, observer, mode)
 
     assert list(obs["num_players"]) == [0, 0, 1, 0]
-    assert obs["round"][0] == pytest.approx(3 / 20)
+    assert obs["round"][0] == pytest.approx(3 / (3 + 30))
     assert list(obs["phase"]) == [1, 0, 0, 0]
     assert not obs["current_board"].any()
     assert list(obs["chosen_boards"]) == [0, 0, 1, 0]

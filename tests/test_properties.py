@@ -31,9 +31,9 @@ SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 # R-END-2 gives a bound: each round refills at least one board; a board can be
 # refilled at most (deck size + 3) times before its supplies are empty and it
 # can no longer be chosen, so there are at most 4 * (42 + 3) = 180 rounds. A
-# round has at most 4 choices and 4 * 5 take/pass decisions, plus at most 2
-# shipment actions per contract over the whole game (36 contracts).
-MAX_STEPS = 180 * (4 + 4 * 5) + 2 * 36
+# round has at most 4 choices and 4 * 5 take/pass decisions, plus at most 3
+# shipment actions per contract over the whole game (36 contracts): add, ship, pay.
+MAX_STEPS = 180 * (4 + 4 * 5) + 3 * 36
 
 
 def _settings(examples: int):
@@ -44,8 +44,12 @@ def _settings(examples: int):
 # ------------------------------------------------------------------ helpers
 
 def random_action(game: Game, rng: np.random.Generator):
-    """A uniformly random legal action (a numpy integer, as an agent would return it)."""
+    """A random legal action (a numpy integer, as an agent would return it): half the time, when a shipment
+    action (add contract, ship, pay) is legal, one of those, so that shipments and pay phases come often."""
     legal = np.flatnonzero(game.legal_action_mask())
+    shipping_actions = legal[legal >= actions.ADD_CONTRACT]
+    if len(shipping_actions) and rng.random() < 0.5:
+        return shipping_actions[rng.integers(len(shipping_actions))]
     return legal[rng.integers(len(legal))]
 
 
@@ -142,6 +146,18 @@ def check_position(game: Game, d: dict) -> None:
     assert exhausted < END_THRESHOLD[n], "the game should have ended (R-END-1)"
     hm = d["harbour_master"]
     assert d["players"][hm]["has_piece"], "the harbour master took a card but the round goes on"
+    if d["phase"] == "pay":  # R-SHIP-7: only paying, with one of at least two distinct options, in order
+        options = game.payment_options()
+        assert d["pending_shipment"] and len(options) >= 2
+        assert mask[actions.PAY:actions.PAY + len(options)].all() and mask.sum() == len(options)
+        assert len(set(options)) == len(options)
+        values = [(sum(int(CARDS.value[c]) for c in o), o) for o in options]
+        assert values == sorted(values)
+        held = set(d["players"][cp]["hand"]) | set(d["players"][cp]["ships"])
+        assert all(set(o) <= held and not set(o) & set(d["pending_shipment"]) for o in options)
+        d = dict(d, phase=d["resume_phase"])  # the rest holds as in the phase the payment resumes
+    else:
+        assert d["resume_phase"] is None and game.payment_options() == []
     if d["phase"] == "choose_board":
         assert cp == hm and d["current_board"] is None
     else:
@@ -152,8 +168,10 @@ def check_position(game: Game, d: dict) -> None:
     pending = d["pending_shipment"]
     assert len(set(pending)) == len(pending)
     assert all(c in d["players"][cp]["hand"] and CARDS.kind[c] == CONTRACT for c in pending)
-    if pending:  # only "add contract" and "ship" while a shipment is staged
-        assert mask[actions.SHIP] and not mask[:actions.ADD_CONTRACT].any()
+    if game.phase == "pay":
+        pass
+    elif pending:  # only "add contract" and "ship" while a shipment is staged
+        assert mask[actions.SHIP] and not mask[:actions.ADD_CONTRACT].any() and not mask[actions.PAY:].any()
     else:
         assert not mask[actions.SHIP]
         if d["phase"] == "choose_board":
@@ -181,7 +199,11 @@ def check_transition(before: dict, after: dict, action: int) -> None:
         assert new["exhausted"] or not old["exhausted"], "an exhausted board recovered (R-REFILL-2)"
 
     if action >= actions.ADD_CONTRACT:
-        if action == actions.SHIP:  # R-SHIP-1: contracts, payment and reward
+        if action == actions.SHIP and after["phase"] == "pay":  # R-SHIP-7: the choice of payment comes first
+            assert before["phase"] != "pay" and after["resume_phase"] == before["phase"]
+            assert _without(before, "phase", "resume_phase", "history") == \
+                _without(after, "phase", "resume_phase", "history")
+        elif action == actions.SHIP or action >= actions.PAY:  # R-SHIP-1: contracts, payment and reward
             staged = before["pending_shipment"]
             assert staged and after["pending_shipment"] == []
             old_p, new_p = before["players"][actor], after["players"][actor]
@@ -193,6 +215,11 @@ def check_transition(before: dict, after: dict, action: int) -> None:
                 assert c in after["boards"][pile]["discard"], f"shipped card {c} is not on its discard pile"
             others = [pl for p, pl in enumerate(before["players"]) if p != actor]
             assert others == [pl for p, pl in enumerate(after["players"]) if p != actor]
+            if action >= actions.PAY:  # the option chosen is exactly what was discarded
+                option = Game.from_dict(before).payment_options()[action - actions.PAY]
+                assert gone - set(staged) == set(option)
+                assert before["phase"] == "pay" and after["phase"] == before["resume_phase"]
+                before = dict(before, phase=after["phase"], resume_phase=None)
             assert _without(before, "players", "boards", "pending_shipment", "history") == \
                 _without(after, "players", "boards", "pending_shipment", "history")
         else:
@@ -334,13 +361,17 @@ def _cut_point(played, cut, mode):
         adds = [i + 1 for i, a in enumerate(played) if actions.ADD_CONTRACT <= a < actions.SHIP]
         if adds:
             return adds[cut % len(adds)]
+    if mode == "pay":  # in a pay phase: right before a pay action
+        pays = [i for i, a in enumerate(played) if a >= actions.PAY]
+        if pays:
+            return pays[cut % len(pays)]
     return cut % (len(played) + 1)
 
 
 @pytest.mark.parametrize("num_players", PLAYER_COUNTS)
 @_settings(30)
 @given(seed=SEEDS, random_start=st.booleans(), policy_seed=SEEDS, cut=st.integers(0, 10**6),
-       mode=st.sampled_from(["random", "pending", "end"]), keep_history=st.booleans())
+       mode=st.sampled_from(["random", "pending", "pay", "end"]), keep_history=st.booleans())
 def test_save_and_load_mid_game_continues_identically(num_players, seed, random_start, policy_seed, cut, mode,
                                                       keep_history):
     """from_dict(json(to_dict())) then the same actions: byte-identical positions and scores."""
@@ -374,7 +405,7 @@ def test_save_and_load_mid_game_continues_identically(num_players, seed, random_
 @pytest.mark.parametrize("num_players", PLAYER_COUNTS)
 @_settings(20)
 @given(seed=SEEDS, random_start=st.booleans(), policy_seed=SEEDS, cut=st.integers(0, 10**6),
-       mode=st.sampled_from(["random", "pending"]))
+       mode=st.sampled_from(["random", "pending", "pay"]))
 def test_clone_is_independent_and_continues_identically(num_players, seed, random_start, policy_seed, cut, mode):
     """Stepping a clone leaves the original alone and vice versa; both follow the same actions alike."""
     _, played = playout(num_players, seed, random_start, policy_seed)

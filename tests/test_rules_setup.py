@@ -227,7 +227,7 @@ def test_R_SETUP_7_harbour_master_is_seat_0_unless_random_start(n):
 
 
 # ------------------------------------------------------ bad actions (DESIGN)
-@pytest.mark.parametrize("action", [4, 10, 47, 11, 48, 100, -1])
+@pytest.mark.parametrize("action", [4, 10, 47, 11, actions.PAY, actions.NUM_ACTIONS - 1, actions.NUM_ACTIONS, 100, -1])
 def test_step_illegal_or_out_of_range_action_raises_and_changes_nothing(action):
     """step raises IllegalActionError (a ValueError) naming the action and listing the legal ones; nothing changes."""
     game = Game.new(4, seed=2)
@@ -236,7 +236,7 @@ def test_step_illegal_or_out_of_range_action_raises_and_changes_nothing(action):
         game.step(action)
     assert isinstance(info.value, ValueError)
     message = str(info.value)
-    named = f"action {action} ({actions.NAMES[action]})" if 0 <= action < 48 else f"action {action} "
+    named = f"action {action} ({actions.NAMES[action]})" if 0 <= action < actions.NUM_ACTIONS else f"action {action} "
     assert named in message
     assert "legal" in message
     for a in game.legal_actions():
@@ -299,9 +299,9 @@ def test_step_after_the_game_is_over_raises():
 
 
 def test_legal_action_mask_is_read_only():
-    """The mask is a read-only bool[48]."""
+    """The mask is a read-only bool[NUM_ACTIONS]."""
     mask = Game.new(4, seed=0).legal_action_mask()
-    assert mask.dtype == bool and mask.shape == (48,)
+    assert mask.dtype == bool and mask.shape == (actions.NUM_ACTIONS,)
     with pytest.raises(ValueError):
         mask[5] = True
 

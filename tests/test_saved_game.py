@@ -1,4 +1,4 @@
-"""Saved games: the to_dict() schema (DESIGN.md, version 1) and from_dict()'s validation.
+"""Saved games: the to_dict() schema (DESIGN.md, version 2; version 1 still loads) and from_dict()'s validation.
 
 Every rejection test starts from a valid position, breaks exactly one thing,
 and checks that from_dict raises a ValueError whose message names the problem
@@ -20,10 +20,10 @@ from packetrow_env.state import SUPPLY_SIZE
 
 CARDS = load()
 TOP_KEYS = {"version", "num_players", "round", "harbour_master", "current_player", "phase", "current_board",
-            "chosen_boards", "boards", "removed", "players", "pending_shipment", "rng", "history"}
+            "chosen_boards", "boards", "removed", "players", "pending_shipment", "rng", "history", "resume_phase"}
 BOARD_KEYS = {"deck", "discard", "current", "future", "exhausted"}
 PLAYER_KEYS = {"cash", "hand", "ships", "has_piece", "starting_contract"}
-PHASES = {"choose_board", "take", "must_take", "over"}
+PHASES = {"choose_board", "take", "must_take", "over", "pay"}
 
 
 # ------------------------------------------------------------------ helpers
@@ -144,16 +144,20 @@ def ids(values) -> bool:
 
 
 def check_schema(d: dict, game: Game) -> None:
-    """to_dict() follows the version 1 schema of DESIGN.md exactly."""
+    """to_dict() follows the version 2 schema of DESIGN.md exactly."""
     assert_json_plain(d)
     json.dumps(d)  # no default= needed
     assert set(d) == TOP_KEYS
     n = d["num_players"]
-    assert d["version"] == 1 and is_int(d["version"])
+    assert d["version"] == 2 and is_int(d["version"])
     assert is_int(n) and 2 <= n <= 5 and n == game.num_players
     assert is_int(d["round"]) and d["round"] >= 1
     assert is_int(d["harbour_master"]) and 0 <= d["harbour_master"] < n
     assert d["phase"] in PHASES and d["phase"] == game.phase
+    if d["phase"] == "pay":
+        assert d["resume_phase"] in ("choose_board", "take", "must_take") and d["pending_shipment"]
+    else:
+        assert d["resume_phase"] is None
     if d["phase"] == "over":
         assert d["current_player"] is None and d["current_board"] is None
     else:
@@ -207,7 +211,7 @@ def test_to_dict_of_a_new_game():
     d = Game.new(2, seed=0).to_dict()
     assert (d["version"], d["num_players"], d["round"], d["harbour_master"], d["current_player"], d["phase"],
             d["current_board"], d["chosen_boards"], d["pending_shipment"], d["history"]) == \
-        (1, 2, 1, 0, 0, "choose_board", None, [], [], [])
+        (2, 2, 1, 0, 0, "choose_board", None, [], [], [])
     # R-SETUP-3/5: 6 cards per deck and the 10 undealt starting contracts are removed
     assert len(d["removed"]) == 4 * 6 + 10
     assert all(board["discard"] == [] and board["exhausted"] is False for board in d["boards"])
@@ -557,12 +561,12 @@ def test_rejects_a_pending_shipment_in_a_finished_game():
 
 
 @pytest.mark.parametrize("version", [
-    2, 0, "1", None, 1.5,
+    3, 0, "1", "2", None, 1.5,
     pytest.param(True),
 ])
 def test_rejects_a_wrong_version(d, version):
     d["version"] = version
-    rejects(d, r"version must be 1")
+    rejects(d, r"version must be one of 1, 2")
 
 
 @pytest.mark.parametrize("where", ["top", "board", "player"])
@@ -688,7 +692,7 @@ def test_rejects_bad_chosen_boards(d, chosen, match):
     ("round", "1", r"round must be an integer"),
     ("harbour_master", 3, r"harbour_master must be from 0 to 2"),
     ("harbour_master", None, r"harbour_master must be an integer"),
-    ("history", [0, 48], r"action in history must be from 0 to 47"),
+    ("history", [0, actions.NUM_ACTIONS], rf"action in history must be from 0 to {actions.NUM_ACTIONS - 1}"),
     ("history", "0 1 2", r"history must be a list"),
     ("removed", {}, r"removed must be a list"),
     ("pending_shipment", None, r"pending_shipment must be a list"),

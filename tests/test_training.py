@@ -14,6 +14,7 @@ from packetrow_agents import HeuristicAgent, RandomAgent  # noqa: E402
 from packetrow_agents import policy as policy_module  # noqa: E402
 from packetrow_agents.policy import ModelFormatError, ModelNotFoundError, NumpyPolicy, PolicyAgent, export_policy  # noqa: E402
 from packetrow_agents.registry import make_agent  # noqa: E402
+from packetrow_env import actions  # noqa: E402
 from packetrow_env.env import final_rewards  # noqa: E402
 from packetrow_env.observation import encoder  # noqa: E402
 from packetrow_env.wrappers import SingleAgentEnv  # noqa: E402
@@ -175,8 +176,8 @@ def test_learner_reward_sign_matches_its_final_ranking():
 def small_policy(seed: int, sizes=(SIZE, 8)) -> NumpyPolicy:
     rng = np.random.default_rng(seed)
     weights = [rng.normal(size=(a, b)) for a, b in zip(sizes, sizes[1:])]
-    return NumpyPolicy(weights, [rng.normal(size=w.shape[1]) for w in weights], rng.normal(size=(sizes[-1], 48)),
-                       rng.normal(size=48))
+    return NumpyPolicy(weights, [rng.normal(size=w.shape[1]) for w in weights], rng.normal(size=(sizes[-1], actions.NUM_ACTIONS)),
+                       rng.normal(size=actions.NUM_ACTIONS))
 
 
 def test_pool_sampling_follows_the_mixture():
@@ -234,9 +235,9 @@ def test_numpy_export_matches_the_torch_policy(activation, tmp_path):
         observations.append(observation)
         masks.append(env.action_masks())
     observations += list(rng.random((8, SIZE), dtype=np.float32) * 3)
-    masks += list(rng.random((8, 48)) < 0.3)
+    masks += list(rng.random((8, actions.NUM_ACTIONS)) < 0.3)
     for mask in masks:
-        mask[rng.integers(48)] = True
+        mask[rng.integers(actions.NUM_ACTIONS)] = True
     observations, masks = np.array(observations, dtype=np.float32), np.array(masks)
     with torch.no_grad():
         obs = torch.as_tensor(observations)
@@ -265,8 +266,8 @@ def test_policy_agent_errors_say_what_to_do(tmp_path, monkeypatch):
         PolicyAgent.load()
     small_policy(0, (10, 4)).save(tmp_path / "models" / "ppo_packetrow.npz")
     agent = PolicyAgent.load()  # the shipped model, once there is one
-    with pytest.raises(ModelFormatError, match="observation has 2229 floats but the model reads 10"):
-        agent.act(SeatView.of_observation(np.zeros(SIZE, np.float32), np.ones(48, bool)))
+    with pytest.raises(ModelFormatError, match=f"observation has {SIZE} floats but the model reads 10"):
+        agent.act(SeatView.of_observation(np.zeros(SIZE, np.float32), np.ones(actions.NUM_ACTIONS, bool)))
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(ModelFormatError, match="not a policy"):
         PolicyAgent.load(tmp_path / "junk.npz")
