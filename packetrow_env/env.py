@@ -5,7 +5,7 @@ Version history (the env id ``packetrow_vN`` names the version):
 - v0 (``packetrow_v0``): rules v0, where the engine paid every shipment with its cheapest cards;
   48 actions; observation of ``observation.layout`` v0 (``round`` as round / 20, which real games of
   25-31 rounds exceed); saved games schema 1.
-- v1 (``packetrow_v1``): rules v1, the player chooses how to pay (RULES.md R-SHIP-7): a shipment with
+- v1 (``packetrow_v1``): rules v1, the player chooses how to pay (docs/rules.md, R-SHIP-7): a shipment with
   more than one payment option enters phase ``pay``, where ``game.payment_options()`` lists them.
   Action layout 48 -> 48 + K: ``actions.PAY + k`` pays with option k (K = ``actions.MAX_PAYMENT_OPTIONS``).
   Observation: the pieces ``paying`` and ``payment_options`` (what each option discards) are appended to

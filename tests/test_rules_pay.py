@@ -233,3 +233,13 @@ def test_a_v0_policy_pays_as_the_heuristic_and_otherwise_reads_the_v0_observatio
             mask = game.legal_action_mask()[:actions.NUM_ACTIONS_V0]
             assert action == agent.policy.action(enc.v0_observation(vector), mask)
         game.step(action)
+
+
+def test_R_SHIP_7_ismcts_searches_the_pay_decision():
+    """ISMCTS treats pay:k like any other action: it searches them and returns one of them."""
+    from packetrow_agents import ISMCTSAgent
+    game = staged_and_shipped()
+    agent = ISMCTSAgent(iterations=60, rollout="heuristic", seed=0)
+    action = agent.act(None, game.legal_action_mask(), game)
+    assert action in (actions.PAY, actions.PAY + 1)
+    assert game.phase == "pay"  # the search left the real game alone
