@@ -21,7 +21,7 @@ import numpy as np
 
 from packetrow_env import actions, payment
 from packetrow_env.engine import Game
-from packetrow_env.observation import encoder
+from packetrow_env.seat_view import SeatView
 
 PLAYS = ("random", "heuristic", "ppo")
 BUCKETS = ((1, 1), (2, 2), (3, 3), (4, 4), (5, 6), (7, 8), (9, 12), (13, 16), (17, None))
@@ -48,7 +48,6 @@ def count_options(play: str, games: int, seed: int) -> tuple[Counter, int]:
         num_players = 2 + g % 4
         game = Game.new(num_players, seed=seed * 1_000_003 + g, random_start=True)
         agents = _agents(play, num_players, seed + 7 * g)
-        encode = encoder(game.cards).encode
         while not game.is_over:
             mask = game.legal_action_mask()
             p = game.current_player
@@ -56,9 +55,7 @@ def count_options(play: str, games: int, seed: int) -> tuple[Counter, int]:
                 legal = np.flatnonzero(mask)
                 action = int(legal[rng.integers(len(legal))])
             else:
-                agent = agents[p]
-                observation = encode(game, p, agent.observation_mode) if agent.needs_observation else None
-                action = int(agent.act(observation, mask, game))
+                action = int(agents[p].act(SeatView(game, p)))
             if action == actions.SHIP:
                 options = payment.payment_options(game.cards, game.hand(p) + game.ships(p), game.state.pending)
                 counts[len(options)] += 1

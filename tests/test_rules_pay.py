@@ -14,6 +14,7 @@ from packetrow_agents.policy import PolicyAgent
 from packetrow_env import actions, payment
 from packetrow_env.engine import Game, IllegalActionError
 from packetrow_env.observation import OPTION_FEATURES, ROUND_SCALE_V0, encoder
+from packetrow_env.seat_view import SeatView
 from packetrow_env.state import DISCARD
 from tests.positions import CARDS, DOCKS, MARKET, Position, place
 from tests.test_shipping import captain, contract, gold, goods_card, ship
@@ -212,7 +213,7 @@ def test_observation_round_stays_in_0_1_and_v0_prefix_reads_as_before():
 def test_R_SHIP_7_the_heuristic_keeps_the_ship_its_other_contract_needs():
     game = staged_and_shipped()
     assert game.payment_options()[choose_payment(game)] == SPAIN_OPTION
-    action = HeuristicAgent(seed=0).act(None, game.legal_action_mask(), game)
+    action = HeuristicAgent(seed=0).act(SeatView(game))
     assert action == actions.PAY + game.payment_options().index(SPAIN_OPTION)
 
 
@@ -222,13 +223,14 @@ def test_a_v0_policy_pays_as_the_heuristic_and_otherwise_reads_the_v0_observatio
     assert agent.policy.num_actions == actions.NUM_ACTIONS_V0 and agent.policy.observation_size == encoder().v0_size
     game = staged_and_shipped()
     enc = encoder()
-    assert agent.act(enc.encode(game, 0), game.legal_action_mask(), game) == actions.PAY + choose_payment(game)
-    assert agent.act(enc.encode(game, 0), game.legal_action_mask()) == actions.PAY  # no game: the first option
+    assert agent.act(SeatView(game)) == actions.PAY + choose_payment(SeatView(game)) == actions.PAY + choose_payment(game)
+    # a view of an observation alone (no game): the first option
+    assert agent.act(SeatView.of_observation(enc.encode(game, 0), game.legal_action_mask())) == actions.PAY
     game = Game.new(2, seed=3)
     while not game.is_over:
         p = game.current_player
         vector = enc.encode(game, p)
-        action = agent.act(vector, game.legal_action_mask(), game)
+        action = agent.act(SeatView(game))
         if game.phase != "pay":
             mask = game.legal_action_mask()[:actions.NUM_ACTIONS_V0]
             assert action == agent.policy.action(enc.v0_observation(vector), mask)
@@ -240,6 +242,6 @@ def test_R_SHIP_7_ismcts_searches_the_pay_decision():
     from packetrow_agents import ISMCTSAgent
     game = staged_and_shipped()
     agent = ISMCTSAgent(iterations=60, rollout="heuristic", seed=0)
-    action = agent.act(None, game.legal_action_mask(), game)
+    action = agent.act(SeatView(game))
     assert action in (actions.PAY, actions.PAY + 1)
     assert game.phase == "pay"  # the search left the real game alone
