@@ -23,7 +23,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
-from . import actions, knowledge, render as text
+from . import actions, render as text
 from .cards import resolve
 from .engine import Game, IllegalActionError
 from .observation import MODES, encoder
@@ -178,10 +178,7 @@ class raw_env(AECEnv):
 
     def render_text(self, agent=None) -> str:
         """The table as ``agent`` (default: the agent to act) may see it."""
-        seat = self._seat[agent or self.agent_selection]
-        game = self.game
-        known = knowledge.known_hands(game.state, game.cards, seat, self.observation_mode)
-        return text.render(game, seat=seat, known_hands=None if None in known else known)
+        return SeatView(self.game, self._seat[agent or self.agent_selection], self.observation_mode).render_text()
 
     def render(self):
         """Text of the table for the agent to act: returned in 'ansi' mode, printed in 'human' mode."""

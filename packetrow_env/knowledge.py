@@ -121,10 +121,14 @@ def known_locations(state, cards, observer: int, mode: str = "tracked") -> np.nd
     return known
 
 
-def known_hand(state, cards, observer: int, seat: int, mode: str = "tracked") -> list[int] | None:
-    """The sorted cards of ``seat``'s hand that ``observer`` knows; None where the mode does not track it (table)."""
+def known_hand(state, cards, observer: int, seat: int, mode: str = "tracked", hand: list[int] | None = None
+               ) -> list[int] | None:
+    """The sorted cards of ``seat``'s hand that ``observer`` knows; None where the mode does not track it (table).
+
+    ``hand``: the seat's whole sorted hand when the caller has it (``Game.hand``), to save finding it again.
+    """
     check_mode(mode)
-    hand = np.flatnonzero(state.location == HAND + seat).tolist()
+    hand = np.flatnonzero(state.location == HAND + seat).tolist() if hand is None else list(hand)
     if seat == observer or mode == "full":
         return hand
     if mode not in OPPONENT_HAND_MODES:

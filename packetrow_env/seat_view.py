@@ -177,11 +177,23 @@ class SeatView:
         return describe_action(self._require_game("action texts"), action)
 
     def render_text(self, names=None) -> str:
-        """The table as text, as this seat may see it (the env's render in this mode)."""
-        from .render import render
+        """The table as text, as this seat may see it (the env's render in this mode; online: with the decks' contents)."""
+        from collections import Counter
+
+        from .cards import BOARDS
+        from .render import card_text, render
+        game = self._require_game("the table")
         known = self.known_hands()
-        return render(self._require_game("the table"), seat=self.seat, known_hands=None if None in known else known,
-                      names=names)
+        text = render(game, seat=self.seat, known_hands=None if None in known else known, names=names)
+        decks = self.deck_contents()
+        if decks is None:
+            return text
+        lines = ["decks (what each still holds, not in order; R-INFO-4):"]
+        for b, deck in enumerate(decks):
+            counts = sorted(Counter(card_text(game, c) for c in deck).items())
+            lines.append(f"  {BOARDS[b]}: " + (", ".join(f"{k} x{v}" if v > 1 else k for k, v in counts) or "empty"))
+        table, marker, legal = text.partition("\nlegal actions:\n")
+        return "\n".join([table] + lines) + (marker + legal if marker else "")
 
     # ------------------------------------------------------------------ what the seat knows
     def hand(self, seat: int | None = None) -> list[int]:
@@ -198,7 +210,8 @@ class SeatView:
             self._hands = [False] * self.num_players  # False: not asked yet (None is table mode's answer)
         hand = self._hands[seat]
         if hand is False:
-            hand = self._hands[seat] = knowledge.known_hand(game.state, game.cards, self.seat, seat, self.mode)
+            hand = self._hands[seat] = knowledge.known_hand(game.state, game.cards, self.seat, seat, self.mode,
+                                                            game.hand(seat))
         return None if hand is None else list(hand)
 
     def known_hands(self) -> list[list[int] | None]:

@@ -66,7 +66,8 @@ class SingleAgentEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.cards = resolve(cards)
         self._encoder = encoder(self.cards)
-        self.observation_space = spaces.Box(0.0, self._encoder.high, (self._encoder.size,), np.float32)
+        self.observation_space = spaces.Box(0.0, self._encoder.high, (self._encoder.size_of(observation_mode),),
+                                            np.float32)
         self.action_space = spaces.Discrete(actions.NUM_ACTIONS)
         self.game: Game | None = None
         self.seat = 0

@@ -242,7 +242,7 @@ def test_twins_are_exercised():
 @given(st.integers(0, 2**31 - 1), st.integers(0, 230))
 def test_R_INFO_4_only_online_tells_which_cards_were_removed(seed, steps):
     """R-INFO-4: in a 2-player game a removed card swapped with a deck card of another type changes the online
-    observation (the deck's contents changed) but nothing tracked or table shows."""
+    observation and text (the deck's contents changed) but nothing tracked or table shows."""
     data = random_position(2, seed, steps)
     rng = np.random.default_rng(seed)
     for seat in range(2):
@@ -258,7 +258,7 @@ def test_R_INFO_4_only_online_tells_which_cards_were_removed(seed, steps):
             twin["removed"][twin["removed"].index(old)] = new
             for mode in ("tracked", "table"):
                 assert not leaks(data, twin, seat, mode), (b, mode)
-            assert leaks(data, twin, seat, "online") == ["observation"], b
+            assert leaks(data, twin, seat, "online") == ["observation", "text"], b  # the text lists deck contents
             deck_contents = [encoder().split(np.frombuffer(v["observation"], np.float32))["deck_contents"][b]
                              for v in (view(data, seat, "online"), view(twin, seat, "online"))]
             assert deck_contents[1][TYPE_OF[old]] == deck_contents[0][TYPE_OF[old]] + 1

@@ -6,6 +6,7 @@ from gymnasium.utils.env_checker import check_env
 
 from packetrow_agents import RandomAgent
 from packetrow_env.env import final_rewards
+from packetrow_env.observation import encoder
 from packetrow_env.wrappers import SingleAgentEnv
 from packetrow_env.seat_view import SeatView
 
@@ -24,6 +25,15 @@ def play(env, seed, rng):
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5])
 def test_check_env(num_players):
     check_env(SingleAgentEnv(num_players, opponents=RandomAgent(0), illegal_action="penalize"), skip_render_check=True)
+
+
+@pytest.mark.parametrize("mode", ["tracked", "online", "table", "full"])
+def test_every_observation_mode_has_its_own_space(mode):
+    """R-INFO-4: online (and full) vectors carry deck_contents; the space and the observations agree."""
+    env = SingleAgentEnv(2, opponents=RandomAgent(0), observation_mode=mode, illegal_action="penalize")
+    check_env(env, skip_render_check=True)
+    assert env.observation_space.shape == (encoder().size_of(mode),)
+    play(env, 3, np.random.default_rng(0))
 
 
 def test_learner_gets_its_own_reward_whatever_its_seat():
