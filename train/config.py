@@ -102,3 +102,22 @@ def check_run_name(where: str, name: str) -> None:
     if not NAME_PATTERN.fullmatch(name) or ".." in name:
         raise ConfigError(f"{where} must be a plain name (letters, digits, '.', '_', '-'; no path separators "
                           f"or '..'; it names the run's directory runs/<name>), got {name!r}")
+
+
+def check_net_arch(where: str, widths) -> None:
+    """A ConfigError naming ``where`` unless ``widths`` is a non-empty list of positive layer widths."""
+    if not widths or any(isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in widths):
+        raise ConfigError(f"{where} must be a non-empty list of layer widths, got {widths!r}")
+
+
+def check_agent_specs(where: str, specs) -> None:
+    """A ConfigError naming ``where`` unless ``specs`` is a non-empty list of valid agent specs."""
+    from packetrow_agents.registry import parse_spec
+
+    if not specs:
+        raise ConfigError(f"{where} must list at least one agent spec (e.g. random, heuristic)")
+    for spec in specs:
+        try:
+            parse_spec(str(spec))
+        except ValueError as error:
+            raise ConfigError(f"{where}: {error}") from None

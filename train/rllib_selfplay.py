@@ -29,7 +29,8 @@ import numpy as np
 from packetrow_env.env import REWARD_MODES
 from packetrow_env.observation import MODES
 
-from .config import ConfigError, check_choice, check_positive, check_run_name, load_sections
+from .config import (ConfigError, check_agent_specs, check_choice, check_net_arch, check_positive, check_run_name,
+                     load_sections)
 
 MAIN, RANDOM = "main", "random"
 
@@ -127,15 +128,8 @@ def config_from_dict(data, source: str = "config") -> RLlibConfig:
     check_choice(f"{source}: env.observation_mode", config.env.observation_mode, MODES)
     check_choice(f"{source}: env.reward_mode", config.env.reward_mode, REWARD_MODES)
     check_choice(f"{source}: ppo.activation", config.ppo.activation, ("tanh", "relu"))
-    if not config.ppo.net_arch or any(isinstance(w, bool) or not isinstance(w, int) or w < 1
-                                      for w in config.ppo.net_arch):
-        raise ConfigError(f"{source}: ppo.net_arch must be a non-empty list of layer widths, got {config.ppo.net_arch!r}")
-    from packetrow_agents.registry import parse_spec
-    for spec in config.eval.opponents:
-        try:
-            parse_spec(str(spec))
-        except ValueError as error:
-            raise ConfigError(f"{source}: eval.opponents: {error}") from None
+    check_net_arch(f"{source}: ppo.net_arch", config.ppo.net_arch)
+    check_agent_specs(f"{source}: eval.opponents", config.eval.opponents)
     return config
 
 

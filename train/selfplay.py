@@ -49,7 +49,8 @@ from packetrow_env.env import REWARD_MODES, final_rewards
 from packetrow_env.observation import MODES
 from packetrow_env.wrappers import SingleAgentEnv
 
-from .config import ConfigError, check_choice, check_positive, check_run_name, load_sections
+from .config import (ConfigError, check_agent_specs, check_choice, check_net_arch, check_positive, check_run_name,
+                     load_sections)
 from .pool import OpponentPool, check_mixture
 
 VEC_ENVS = ("dummy", "subproc")
@@ -213,22 +214,12 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
     choice("env.vec_env", config.env.vec_env, VEC_ENVS)
     choice("ppo.activation", config.ppo.activation, ACTIVATIONS)
     choice("ppo.lr_schedule", config.ppo.lr_schedule, LR_SCHEDULES)
-    if not config.ppo.net_arch or any(isinstance(w, bool) or not isinstance(w, int) or w < 1
-                                      for w in config.ppo.net_arch):
-        raise ConfigError(f"{source}: ppo.net_arch must be a non-empty list of layer widths, "
-                          f"got {config.ppo.net_arch!r}")
+    check_net_arch(f"{source}: ppo.net_arch", config.ppo.net_arch)
     try:
         config.pool.mixture = check_mixture(config.pool.mixture)
     except ValueError as error:
         raise ConfigError(f"{source}: pool.mixture: {error}") from None
-    from packetrow_agents.registry import parse_spec
-    if not config.eval.opponents:
-        raise ConfigError(f"{source}: eval.opponents must list at least one agent spec (e.g. random, heuristic)")
-    for spec in config.eval.opponents:
-        try:
-            parse_spec(str(spec))
-        except ValueError as error:
-            raise ConfigError(f"{source}: eval.opponents: {error}") from None
+    check_agent_specs(f"{source}: eval.opponents", config.eval.opponents)
     return config
 
 
