@@ -453,35 +453,40 @@ def _goods_grid(t: _Tables, res: tuple, caps: list[int]):
     goods_cards = [c for c in ranked if kind[c] == cards.GOODS_KIND]
     traders = sorted((price[c] for c in ranked if kind[c] == cards.TRADER))[:len(goods_cards)]
     shape = tuple(c + 1 for c in caps)
-    index = [np.arange(size) for size in shape]
+    axes = len(shape)
 
-    def shifted(array, axis, units):
-        """array[q with q[axis] lowered by units, floored at 0]: the cost of q once `units` of it are covered."""
-        return np.take(array, np.maximum(index[axis] - units, 0), axis=axis)
+    def cover(out, source, axis, units, price):
+        """out[q] = min(out[q], source[q with q[axis] lowered by units, floored at 0] + price), in place."""
+        if units >= shape[axis]:  # every q[axis] falls to 0
+            np.minimum(out, source.take([0], axis=axis) + price, out=out)
+            return
+        head = (slice(None),) * axis
+        moved = source[head + (slice(0, shape[axis] - units),)] + price  # computed before out changes
+        np.minimum(out[head + (slice(0, units),)], source[head + (slice(0, 1),)] + price,
+                   out=out[head + (slice(0, units),)])
+        np.minimum(out[head + (slice(units, None),)], moved, out=out[head + (slice(units, None),)])
 
     cost = np.full(shape, _INFINITY, dtype=np.int64)
-    cost[(0,) * len(shape)] = 0
+    cost[(0,) * axes] = 0
     for c in ranked:
         if kind[c] == cards.GOLD:  # R-SHIP-3: a nugget's units all go to one good
-            new = cost.copy()
-            for g in range(len(shape)):
+            before = cost.copy()
+            for g in range(axes):
                 if caps[g]:
-                    np.minimum(new, shifted(cost, g, quantity[c]) + price[c], out=new)
-            cost = new
+                    cover(cost, before, g, quantity[c], price[c])
     # Trades (R-SHIP-4) by the number made: t trades use the t cheapest traders (they are interchangeable).
     levels = [cost] + [np.full(shape, _INFINITY, dtype=np.int64) for _ in traders]
     for c in goods_cards:
         g0, units = good[c], quantity[c]
-        new = [level.copy() for level in levels]
-        for used, level in enumerate(levels):
-            if caps[g0]:
-                np.minimum(new[used], shifted(level, g0, units) + price[c], out=new[used])
+        for used in range(len(levels) - 1, -1, -1):  # from the most trades down: each level is read unchanged
+            level = levels[used]
             if used < len(traders):
                 traded = price[c] + traders[used]
-                for g in range(len(shape)):
+                for g in range(axes):
                     if g != g0 and caps[g]:
-                        np.minimum(new[used + 1], shifted(level, g, units) + traded, out=new[used + 1])
-        levels = new
+                        cover(levels[used + 1], level, g, units, traded)
+            if caps[g0]:
+                cover(level, level, g0, units, price[c])
     cost = levels[0]
     for level in levels[1:]:
         np.minimum(cost, level, out=cost)
