@@ -344,6 +344,22 @@ def _goods_payment(cat, res: tuple, demand: tuple):
     return price, tuple(spent)
 
 
+_MANY_UNITS = 16  # from this many units on, a goods payment is found by the search over units (_goods_grid)
+
+
+@lru_cache(maxsize=1 << 8)
+def _goods_payment_by_units(cat, res: tuple, demand: tuple):
+    """_goods_payment by _goods_grid: least-cost (cost, cards) meeting `demand` units per good, or None."""
+    t = _tables(cat)
+    cost, m, ranked = _goods_grid(t, res, list(demand))
+    found = int(cost[demand])
+    if found >= _INFINITY:
+        return None
+    bits = -found % (1 << m)  # found = value * 2**m - bits, with 0 < bits < 2**m
+    spent = tuple(c for r, c in enumerate(ranked) if bits >> (m - 1 - r) & 1)
+    return sum(t.cost[c] for c in spent), spent
+
+
 @lru_cache(maxsize=1 << 12)
 def _payment(cat, res: tuple, con: tuple):
     """(cost, sorted cards) of the R-SHIP-7 payment, or None."""
@@ -355,7 +371,10 @@ def _payment(cat, res: tuple, con: tuple):
     if not _feasible(cat, res, con):
         return None
     ships = _ship_payment(t, res, sorted(dests))
-    goods = _goods_payment(cat, res, tuple(demand))  # cached: contract sets of equal demand share it
+    if sum(demand) < _MANY_UNITS:
+        goods = _goods_payment(cat, res, tuple(demand))  # cached: contract sets of equal demand share it
+    else:  # the search over units: its time does not grow with the hand (a user's file may stage 25 contracts)
+        goods = _goods_payment_by_units(cat, res, tuple(demand))
     if ships is None or goods is None:
         raise AssertionError(f"shipping: feasibility and payment disagree on {res} for {con}")
     return ships[0] + goods[0], tuple(sorted(ships[1] + goods[1]))

@@ -373,6 +373,22 @@ def test_R_SCORE_1_search_over_units_matches_the_subset_search_on_big_hands(cust
         assert shipping._best_by_units(t, res, con) == expected, (hand, con)
 
 
+@pytest.mark.parametrize("name", ["default", "values", "reshuffled"])
+def test_R_SHIP_7_goods_payment_by_units_matches_the_search_over_cards(custom, name):
+    """Big shipments (16 units and more) are paid by the search over units: the same payment, exactly."""
+    cat = CAT if name == "default" else custom[name]
+    rng = random.Random(9)
+    pool = [int(c) for c in np.flatnonzero(np.isin(cat.kind, (cards.GOLD, cards.GOODS_KIND, cards.TRADER)))]
+    for _ in range(80):
+        res = tuple(sorted(rng.sample(pool, rng.randint(2, 24))))
+        demand = tuple(rng.randint(0, 6) for _ in range(4))
+        expected = shipping._goods_payment(cat, res, demand)
+        found = shipping._goods_payment_by_units(cat, res, demand)
+        assert (found is None) == (expected is None), (res, demand)
+        if found is not None:
+            assert (found[0], sorted(found[1])) == (expected[0], sorted(expected[1])), (res, demand)
+
+
 def test_issue_11_6_R_SCORE_1_twenty_five_contracts_in_one_hand():
     """Issue 11 item 6: 25 contracts took 287 s (exponential); now the search over units answers at once. The
     answer pays the most a hand can: every contract left out cannot be added, the payment fulfils the set and
@@ -387,6 +403,7 @@ def test_issue_11_6_R_SCORE_1_twenty_five_contracts_in_one_hand():
             assert not shipping.can_fulfil(CAT, [x for x in paid if x != c], best)
         for c in set(contracts) - set(best):
             assert not shipping.can_fulfil(CAT, resources, best + (c,))
+        assert shipping.payment(CAT, resources, best) == paid  # a shipment of them all at once in play, too
 
 
 @settings(derandomize=True, deadline=None, max_examples=150)
