@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from packetrow_env import actions
 from packetrow_env import cards as catalogue
 from packetrow_env.engine import Game
 from packetrow_env.observation import MODES, encoder
@@ -43,7 +44,8 @@ class FuzzFailure(AssertionError):
 
 def check_game(game: Game, rng: random.Random, slowest: list | None = None) -> int:
     """Save/load round trip, observations in their space, and a random playout to the end with the invariants
-    checked after every step. Returns the number of steps played; ``slowest[0]`` keeps the slowest step."""
+    checked after every step. Returns the number of steps played; ``slowest`` keeps the slowest step's seconds
+    and what it was."""
     d = game.to_dict()
     again = Game.from_dict(json.loads(json.dumps(d)), cards=game.cards)
     if again.to_dict() != d:
@@ -65,10 +67,15 @@ def check_game(game: Game, rng: random.Random, slowest: list | None = None) -> i
         legal = game.legal_actions()
         if not legal:
             raise FuzzFailure(f"no legal action in a running game (phase {game.phase})")
+        action = legal[rng.randrange(len(legal))]
+        player = game.current_player
         start = time.perf_counter()
-        game.step(legal[rng.randrange(len(legal))])
-        if slowest is not None:
-            slowest[0] = max(slowest[0], time.perf_counter() - start)
+        game.step(action)
+        elapsed = time.perf_counter() - start
+        if slowest is not None and elapsed > slowest[0]:
+            contracts = sum(1 for c in game.hand(player) if game.cards.kind[c] == catalogue.CONTRACT)
+            slowest[:] = [elapsed, f"{actions.name(action)}, {contracts} contracts left in hand"
+                                   + (", the last step" if game.is_over else "")]
         steps += 1
     json.dumps(game.to_dict())
     game.scores()
