@@ -279,10 +279,10 @@ def mutate_catalogue(rows: list[dict], rng: random.Random) -> str:
         elif op == 3:  # two rows swap a column's values
             a, b = rng.choice(rows), rng.choice(rows)
             column = rng.choice(columns[1:])
-            a[column], b[column] = b[column], a[column]
+            a[column], b[column] = b.get(column, ""), a.get(column, "")
         elif op == 4:  # a cell copies the same column of another row
             column = rng.choice(columns[1:])
-            rng.choice(rows)[column] = rng.choice(rows)[column]
+            rng.choice(rows)[column] = rng.choice(rows).get(column, "")
         elif op == 5 and rows:
             rows.pop(rng.randrange(len(rows)))
         elif op == 6:
