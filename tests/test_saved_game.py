@@ -841,3 +841,32 @@ def test_R_END_1_a_finished_game_has_enough_exhausted_boards():
     d = finished_game().to_dict()
     d["chosen_boards"] = [b for b in d["chosen_boards"] if not d["boards"][b]["exhausted"]]
     rejects(d, r"chosen_boards of a finished game holds an exhausted board")
+
+
+def test_issue_11_6_R_SCORE_1_a_loaded_hand_of_25_contracts_ends_the_game():
+    """Issue 11 item 6: a loaded game whose last step scores a hand of 25 contracts and every shipment card (one
+    step took 277 s); the final fulfilment pays the most such a hand can (benchmarks/best_fulfilment.py times it)."""
+    from packetrow_env import cards, shipping
+    from tests.positions import Position
+
+    pos = Position(4, seed=3)
+    seat = pos.data["players"][0]
+    contracts = [int(c) for c in np.flatnonzero(CARDS.kind == cards.CONTRACT) if CARDS.board[c] != START]
+    shipment = [int(c) for c in np.flatnonzero(np.isin(CARDS.kind, (SHIP, cards.CAPTAIN, cards.GOLD,
+                                                                     cards.GOODS_KIND, cards.TRADER)))]
+    supplies = {c for board in pos.data["boards"] for key in ("current", "future") for c in board[key]}
+    cards_in = [c for c in contracts + shipment if c not in supplies]
+    pos.hand(0, *[c for c in cards_in if CARDS.kind[c] != SHIP]).ships(0, *[c for c in cards_in if CARDS.kind[c] == SHIP])
+    pos.harbour_master(1).last_round()
+    game = pos.game()
+    held = [c for c in game.hand(0) if CARDS.kind[c] == cards.CONTRACT]
+    assert len(held) >= 20
+    best, paid = shipping.best_fulfilment(CARDS, game.hand(0) + game.ships(0), held)
+    cash = game.to_dict()["players"][0]["cash"]
+    game.step(actions.PASS)
+    assert game.is_over
+    d = game.to_dict()
+    assert d["players"][0]["cash"] == cash + int(CARDS.reward[list(best)].sum())
+    assert not set(best) & set(d["players"][0]["hand"]) and set(best) <= set(d["boards"][0]["discard"])
+    json.dumps(d)
+    Game.from_dict(d)
