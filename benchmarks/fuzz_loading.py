@@ -116,7 +116,7 @@ def main(argv=None) -> None:
 
     print(f"{datetime.date.today()}, Python {sys.version.split()[0]}\n")
     print("| input | minutes | inputs | refused (ValueError) | loaded and played out | steps played | "
-          "other failures | slowest step (ms) | the slowest step |")
+          "other failures | slowest step (CPU ms) | the slowest step |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     all_failures = []
     for kind in kinds:
