@@ -29,11 +29,11 @@ def decision_positions(n: int, seeds, steps=(0, 25, 60, 110)) -> list[dict]:
     return out
 
 
-def choose(data: dict, seed: int = 0, **options) -> int:
-    """The action a fresh agent with this seed picks in a saved position."""
+def choose(data: dict, seed: int = 0, mode: str = "tracked", **options) -> int:
+    """The action a fresh agent with this seed picks in a saved position, from the acting seat's view in ``mode``."""
     game = Game.from_dict(data)
     agent = ISMCTSAgent(seed=seed, **{**FAST, **options})
-    return agent.act(SeatView(game))
+    return agent.act(SeatView(game, mode=mode))
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5])
@@ -89,6 +89,31 @@ def test_hidden_twins_get_the_same_action(n):
             assert choose(twin, seed=3) == expected, name
             checked += 1
     assert checked >= 6
+
+
+def test_R_INFO_4_online_views_search_online_determinisations():
+    """With an online view the search deals online determinisations (each deck's contents kept): hidden online
+    twins get the same action, and the search samples in the view's mode."""
+    modes = []
+    sample = Game.sample_determinization
+
+    def spy(game, seat, rng, mode="tracked"):
+        modes.append(mode)
+        return sample(game, seat, rng, mode)
+
+    rng = np.random.default_rng(4)
+    checked = 0
+    for data in decision_positions(2, [2, 12], steps=(1, 30, 80)):
+        seat = data["current_player"]
+        expected = choose(data, seed=3, mode="online")
+        for name, twin in twins(data, seat, rng, "online"):
+            assert choose(twin, seed=3, mode="online") == expected, name
+            checked += 1
+    assert checked >= 4
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Game, "sample_determinization", spy)
+        choose(decision_positions(2, [2], steps=(30,))[0], seed=1, mode="online")
+    assert modes and set(modes) == {"online"}
 
 
 def test_twin_check_catches_a_cheating_search(monkeypatch):

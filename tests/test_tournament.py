@@ -274,3 +274,18 @@ def test_demo_labels_every_seat_as_a_bot(capsys):
     assert main(["demo", "--players", "3", "--seed", "2", "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "(you)" not in text and "player 0 (random)" in text and "WINNER" in text
+
+
+def test_a_tournament_in_online_mode_hands_agents_online_views(registered):
+    """R-INFO-4: with observation_mode='online' every agent acts on an online view (a policy reads online vectors,
+    a search deals online determinisations)."""
+    modes = set()
+
+    class ModeAgent(LowestAgent):
+        def act(self, view):
+            modes.add(view.mode)
+            assert view.deck_contents() is not None
+            return int(np.flatnonzero(view.action_mask)[0])
+
+    result = run_tournament([ModeAgent(), "random"], 2, games=2, seed=1, progress=False, observation_mode="online")
+    assert len(result.records) == 2 and modes == {"online"}
