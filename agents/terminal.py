@@ -13,6 +13,7 @@ import builtins
 import contextlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 from collections import Counter
@@ -20,6 +21,7 @@ from collections import Counter
 import numpy as np
 
 from packetrow_env import actions
+from packetrow_env.compact import LEGEND, compact, wrap
 from packetrow_env.cards import BANKER, BOARDS, CONTRACT, MONEY, START
 from packetrow_env.engine import Game
 from packetrow_env.render import (card_text, contract_text, future_supply, scores_lines,
@@ -33,6 +35,7 @@ SAVE_VERSION = 1
 DEFAULT_SAVE = "packetrow-game.json"
 DEFAULT_OPPONENT = "heuristic"
 PROMPT = "Your move (number, name, or 'help'): "
+LAYOUTS = ("auto", "full", "compact")  # auto: full when it fits the terminal, else compact
 
 
 def _input(prompt: str) -> str:
@@ -58,16 +61,22 @@ class HumanAgent:
     """An Agent that shows the table to a person and asks for a move until a legal one is given.
 
     ``act`` raises QuitGame on 'quit', end of input (EOF) or Ctrl-C. ``on_save(path or None)`` handles the
-    'save [FILE]' command and returns the path written.
+    'save [FILE]' command and returns the path written. ``layout``: 'full', 'compact' (80 columns, about
+    20 lines: ``packetrow_env.compact``) or 'auto' (full when it fits the terminal, else compact; full when
+    the output is not a terminal).
     """
 
-    def __init__(self, seat: int, input_fn=None, out=None, names=None, on_save=None):
+    def __init__(self, seat: int, input_fn=None, out=None, names=None, on_save=None, layout: str = "auto"):
+        if layout not in LAYOUTS:
+            raise PlayError(f"the layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
         self.name = "human"
         self.seat = seat
         self.input_fn = input_fn if input_fn is not None else _input
         self.out = out if out is not None else sys.stdout
         self.names = names
         self.on_save = on_save
+        self.layout = layout
+        self._last_compact = False
         self.news: list[str] = []  # what the others did since this seat's last move, shown above the actions
 
     def reset(self, seed: int) -> None:
@@ -82,11 +91,35 @@ class HumanAgent:
         """The table as this seat sees it (``view``: his SeatView), then what happened since his last move, then
         the legal actions."""
         text = view.render_text(names=self.names)
+        if self.is_compact(text):
+            news = [part for line in self.news for part in wrap("  " + line)]
+            return "\n".join((["Since your last move:"] + news if news else []) + [compact(view, self.names)])
         if not self.news:
             return text
         table, marker, legal = text.partition("\nlegal actions:\n")
         news = "\n".join(["Since your last move:"] + ["  " + line for line in self.news])
         return f"{table}\n{news}{marker}{legal}"
+
+    def is_compact(self, full_text: str | None = None) -> bool:
+        """Whether to show the compact layout: asked for, or (auto) the full one would not fit the terminal."""
+        if self.layout != "auto":
+            return self.layout == "compact"
+        if not getattr(self.out, "isatty", lambda: False)():
+            return False
+        if full_text is not None:
+            size = shutil.get_terminal_size()
+            lines = full_text.split("\n")
+            # + the turn header, the news and the prompt
+            self._last_compact = (len(lines) + len(self.news) + 4 > size.lines
+                                  or max(map(len, lines)) > size.columns)
+        return self._last_compact
+
+    def fitted(self, text: str) -> str:
+        """``text`` wrapped to 80 columns in the compact layout or when (auto) a line is wider than the terminal."""
+        if self.layout == "compact" or (self.layout == "auto" and getattr(self.out, "isatty", lambda: False)()
+                                        and max(map(len, text.split("\n"))) > shutil.get_terminal_size().columns):
+            return fit(text)
+        return text
 
     def act(self, view) -> int:
         """Show the table of ``view`` (his SeatView), then read lines until one names a legal action; commands are
@@ -95,9 +128,11 @@ class HumanAgent:
             raise ValueError("HumanAgent shows the table: act(SeatView(game, seat)), not a view of an observation")
         game = view  # everything below reads only this seat's view
         action_mask = view.action_mask
-        self.say()
-        self.say(f"=== Your turn (round {game.state.round}) " + "=" * 40)
-        self.say(self.view(game))
+        text = self.view(game)
+        if not self.is_compact():  # a compact screen has no line to spare
+            self.say()
+            self.say(f"=== Your turn (round {game.state.round}) " + "=" * 40)
+        self.say(text)
         while True:
             try:
                 line = self.input_fn(PROMPT)
@@ -123,11 +158,22 @@ class HumanAgent:
         word, _, rest = text.partition(" ")
         command = word.lower()
         if command in ("help", "h", "?"):
-            self.say(help_text(game))
+            self.say(self.fitted(help_text(game)))
+            if self.is_compact():
+                self.say(LEGEND)
             self.say("Legal actions now:")
             self.say(legal_lines(game))
             return None
         if command in ("view", "look", "board", "v"):
+            self.say(self.view(game))
+            return None
+        if command == "layout":
+            choice = rest.strip().lower()
+            if choice not in LAYOUTS:
+                self.say(f"Type 'layout compact' (80 columns, about 20 lines), 'layout full', or 'layout auto' "
+                         f"(compact when the full one does not fit the terminal). Now: {self.layout}.")
+                return None
+            self.layout = choice
             self.say(self.view(game))
             return None
         if command == "scores":
@@ -161,6 +207,11 @@ class HumanAgent:
                      + ", ".join(f"{a} ({actions.name(a)})" for a in legal) + ".")
             return None
         return action
+
+
+def fit(text: str) -> str:
+    """``text`` with every line longer than 80 columns wrapped (indented), for 80-column terminals."""
+    return "\n".join(part for line in text.split("\n") for part in wrap(line, indent="    "))
 
 
 def standing_text(view, names=None) -> str:
@@ -219,6 +270,7 @@ def help_text(game) -> str:
         "Commands:",
         "  a listed number, or an action name: choose:market, take:0, assistant:1, pass, contract:12, ship",
         "  view      show the table again          scores   the scores if the game ended now",
+        "  layout L  L = compact (80x24), full or auto (compact when the full table does not fit)",
         "  save [F]  save the game (to F)          quit     stop (the game is saved first if you gave --save)",
         "  help      this text",
     ])
@@ -470,7 +522,7 @@ class TerminalGame:
     """One game between a person at ``seat`` and bots (``opponents``: one spec per other seat, in seat order)."""
 
     def __init__(self, game: Game, seat: int, opponents: list[str], seed: int, save_path: str | None = None,
-                 input_fn=None, out=None):
+                 input_fn=None, out=None, layout: str = "auto"):
         self.game = game
         self.seat = seat
         self.opponents = list(opponents)
@@ -486,7 +538,7 @@ class TerminalGame:
         for p, spec in zip(others, self.opponents):
             self.names[p] = spec
             self.bots[p] = build_bot(spec, agent_seed(seed, p, moves))
-        self.human = HumanAgent(seat, self.input_fn, self.out, names=self.names, on_save=self.save)
+        self.human = HumanAgent(seat, self.input_fn, self.out, names=self.names, on_save=self.save, layout=layout)
         self._saved_at = None
 
     def say(self, text: str = "") -> None:
@@ -540,7 +592,7 @@ class TerminalGame:
     def run(self) -> int:
         """Play to the end (or until the person quits); the exit status."""
         game = self.game
-        self.say(self.intro())
+        self.say(self.human.fitted(self.intro()))
         if game.is_over:
             self.say("This game is already over.")
             self.say("\n".join(scores_lines(game, self.seat, self.names)))
@@ -562,7 +614,7 @@ class TerminalGame:
                 lines = narrate(before, action, game, self.seat, self.names)
                 if p == self.seat or game.is_over:  # the others' moves are shown with the person's next view
                     for line in self.human.news + lines:
-                        self.say(line)
+                        self.say(self.human.fitted(line))
                     self.human.news = []
                 else:
                     self.human.news.extend(lines)
@@ -601,7 +653,7 @@ class TerminalGame:
 
 
 def play(players: int | None = None, opponents=None, seed: int | None = None, seat: int | None = None,
-         save: str | None = None, load: str | None = None, input_fn=None, out=None) -> int:
+         save: str | None = None, load: str | None = None, input_fn=None, out=None, layout: str = "auto") -> int:
     """Set up (or load) a game and play it in the terminal; the exit status. Bad options raise PlayError.
 
     ``opponents``: a comma-separated string or a list of agent specs, players - 1 of them or one for all.
@@ -639,7 +691,7 @@ def play(players: int | None = None, opponents=None, seed: int | None = None, se
     specs = opponent_specs(specs if specs is not None else [DEFAULT_OPPONENT], n)
     if game is None:
         game = Game.new(n, seed=seed)
-    session = TerminalGame(game, seat, specs, seed, save_path=save, input_fn=input_fn, out=out)
+    session = TerminalGame(game, seat, specs, seed, save_path=save, input_fn=input_fn, out=out, layout=layout)
     return session.run()
 
 
@@ -662,6 +714,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--load", metavar="FILE", default=None,
                         help="resume a game saved with --save or 'save'; it keeps saving to FILE after each of your "
                              "moves and on quit (unless --save names another file)")
+    parser.add_argument("--layout", choices=LAYOUTS, default="auto",
+                        help="compact: the table in 80 columns and about 20 lines; full: everything spelled out; "
+                             "auto (default): full when it fits the terminal, else compact")
     parser.set_defaults(run=run_command)
     return parser
 
@@ -675,7 +730,7 @@ def run_command(args, input_fn=None, out=None) -> int:
             pass
     try:
         return play(players=args.players, opponents=args.opponents, seed=args.seed, seat=args.seat, save=args.save,
-                    load=args.load, input_fn=input_fn, out=out)
+                    load=args.load, input_fn=input_fn, out=out, layout=getattr(args, "layout", "auto"))
     except PlayError as error:
         print(f"packetrow play: error: {error}", file=sys.stderr)
         return 2
