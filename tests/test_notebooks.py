@@ -26,11 +26,13 @@ def text_of(notebook) -> str:
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
             if output["output_type"] == "stream":
+                # a busy kernel may flush one print in several stream messages: join them as written
                 parts.append(output["text"])
             elif output["output_type"] in ("display_data", "execute_result"):
                 data = output["data"]
-                parts.append(data.get("text/markdown", data.get("text/plain", "")))
-    return "\n".join(parts)
+                parts.append("\n" + data.get("text/markdown", data.get("text/plain", "")) + "\n")
+        parts.append("\n")
+    return "".join(parts)
 
 
 def images(notebook) -> int:
