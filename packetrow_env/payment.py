@@ -37,6 +37,7 @@ class _Tables:
         self.good = [int(x) for x in cat.good]
         self.destination = [int(x) for x in cat.destination]
         self.value = [int(x) for x in cat.value]
+        self.quantity = [int(x) for x in cat.quantity]
         # Cards are interchangeable when they share a name and everything that matters to a shipment.
         classes = {}
         self.group = []
@@ -108,15 +109,40 @@ def _minimal(cat, t: _Tables, part: list[int], other: list[int], con: tuple) -> 
     for c in part:  # part is sorted, so each class lists its lowest ids first
         classes.setdefault(t.group[c], []).append(c)
     members = list(classes.values())
+    # Classes that serve on their own first (ships to a destination of the shipment, goods of a demanded good,
+    # bigger first), helpers last: feasible counts turn up early and end their branch.
+    dests = {t.destination[c] for c in con}
+    goods = {t.good[c] for c in con}
+
+    def order(m):
+        c = m[0]
+        k = t.kind[c]
+        if k == card_kinds.SHIP:
+            return (0 if t.destination[c] in dests else 2, 0)
+        if k == card_kinds.GOODS_KIND:
+            return (0 if t.good[c] in goods else 2, -t.quantity[c])
+        return (1, -t.quantity[c])
+    members.sort(key=order)
     limits = [len(m) for m in members]
     other = tuple(other)
     memo = {}
+    # A cheap necessary condition first: enough units of goods (with gold) and enough ships in the part.
+    kind = t.kind
+    units = [t.quantity[m[0]] if kind[m[0]] in (card_kinds.GOODS_KIND, card_kinds.GOLD) else 0 for m in members]
+    ships = [int(kind[m[0]] == card_kinds.SHIP) for m in members]
+    need_units = sum(t.quantity[c] for c in con) if any(units) else 0
+    need_ships = len({t.destination[c] for c in con}) if any(ships) else 0
 
     def feasible(counts) -> bool:
         found = memo.get(counts)
         if found is None:
-            chosen = [c for m, k in zip(members, counts) for c in m[:k]]
-            found = memo[counts] = shipping.can_fulfil(cat, other + tuple(chosen), con)
+            if sum(u * k for u, k in zip(units, counts)) < need_units or \
+                    sum(s * k for s, k in zip(ships, counts)) < need_ships:
+                found = False
+            else:
+                chosen = [c for m, k in zip(members, counts) for c in m[:k]]
+                found = shipping.can_fulfil(cat, other + tuple(chosen), con)
+            memo[counts] = found
         return found
 
     n = len(members)

@@ -8,7 +8,6 @@ import pytest
 import packetrow_agents.ismcts as ismcts
 from packetrow_agents import ISMCTSAgent
 from packetrow_agents.registry import make_agent
-from packetrow_env import actions
 from packetrow_env.engine import Game
 from packetrow_env.env import final_rewards
 from packetrow_env.seat_view import SeatView
