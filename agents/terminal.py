@@ -431,6 +431,12 @@ def read_save(path: str) -> dict:
         raise PlayError(f"{bad} (not valid JSON: {error})") from None
     except RecursionError:  # thousands of nested brackets
         raise PlayError(f"{bad} (its JSON is nested too deeply)") from None
+    return parse_save(data, path)
+
+
+def parse_save(data, path: str = "the saved game") -> dict:
+    """Check a saved game already parsed from JSON (``path`` names it in errors); as ``read_save`` returns."""
+    bad = f"{path} is not a saved Packet Row game"
     if not isinstance(data, dict):
         raise PlayError(f"{bad} (expected a JSON object written by 'packetrow play --save' or its 'save' command)")
     if data.get("format") == SAVE_FORMAT:
