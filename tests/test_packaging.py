@@ -21,7 +21,7 @@ def wheel(tmp_path_factory) -> Path:
     source = tmp_path_factory.mktemp("source")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
-    for folder in ("packetrow_env", "agents", "train", "models", "configs"):
+    for folder in ("packetrow_env", "agents", "train", "models", "configs", "web"):
         shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("wheel")
     run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
@@ -52,9 +52,11 @@ def test_the_wheel_installs_only_packetrow_names_and_ships_the_model_and_configs
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names}
     assert top and all(t.startswith("packetrow") for t in top), sorted(top)
-    assert {"packetrow_env", "packetrow_agents", "packetrow_train", "packetrow_models", "packetrow_configs"} <= top
+    assert {"packetrow_env", "packetrow_agents", "packetrow_train", "packetrow_models", "packetrow_configs",
+            "packetrow_web"} <= top
     for data in ["packetrow_models/ppo_packetrow.npz", "packetrow_models/ppo_packetrow_eval.csv",
                  "packetrow_env/data/cards.csv",
+                 *(f"packetrow_web/static/{p.name}" for p in (ROOT / "web" / "static").iterdir()),
                  *(f"packetrow_configs/{p.name}" for p in (ROOT / "configs").glob("*.yaml"))]:
         assert data in names, data
     assert (ROOT / "configs" / "quick.yaml").is_file()

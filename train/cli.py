@@ -9,6 +9,7 @@ import numpy as np
 
 from packetrow_agents.terminal import add_parser as add_play_parser
 from packetrow_env.knowledge import MODES
+from packetrow_web.app import add_command as add_serve_command
 from .curve import add_command as add_curve_command
 from .selfplay import add_command as add_train_command
 from .tournament import add_commands as add_tournament_commands
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_tournament_commands(sub)
     add_train_command(sub)
     add_curve_command(sub)
+    add_serve_command(sub)
     return parser
 
 

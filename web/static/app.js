@@ -1,0 +1,471 @@
+// Packet Row in the browser. The server holds the game and sends only what your seat may know; this script
+// draws it and sends your clicks. Bots move on the server, one move per request, while a "thinking" line shows.
+"use strict";
+
+const params = new URLSearchParams(location.search);
+const BOT_DELAY = Math.max(0, Number(params.get("delay") ?? 350));  // ms between bot moves, so they can be followed
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : document.createTextNode(child));
+  }
+  return node;
+}
+
+async function api(method, path, body) {
+  const options = { method, headers: {} };
+  if (body !== undefined) {
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, options);
+  let data;
+  try { data = await response.json(); } catch { data = { error: `the server answered ${response.status}` }; }
+  if (!response.ok) throw new Error(data.error || `the server answered ${response.status}`);
+  return data;
+}
+
+let toastTimer = null;
+function toast(message, ok = false) {
+  const box = $("toast");
+  box.textContent = message;
+  box.className = ok ? "ok" : "";
+  box.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { box.hidden = true; }, ok ? 2500 : 6000);
+}
+
+// ------------------------------------------------------------------------------------------------ cards
+const KIND_LABEL = { contract: "contract", goods: "goods", gold: "gold", ship: "ship", captain: "captain",
+  trader: "trader", assistant: "assistant", building: "building", money: "money", banker: "banker" };
+
+function cardTitle(card) {
+  switch (card.kind) {
+    case "contract": return `${card.quantity} ${card.good} → ${card.destination}`;
+    case "ship": return `→ ${card.destination}`;
+    case "money": return `$${card.money}`;
+    case "goods": return `${card.quantity} ${card.good}`;
+    case "gold": return card.quantity === 2 ? "double nugget" : "single nugget";
+    case "building": return card.name.replace(/ \(\d+ VP\)$/, "");
+    default: return card.kind;
+  }
+}
+
+function cardNote(card) {
+  if (card.kind === "contract") return `pays $${card.reward}${card.starting ? " · starting" : ""}`;
+  if (card.kind === "building") return `${card.vp} VP${card.price ? ` · $${card.price}` : ""}`;
+  if (card.price) return `$${card.price}`;
+  return "";
+}
+
+function cardNode(card, action = null) {
+  if (!card) return el("div", { class: "card empty", text: "empty" });
+  const tag = action ? "button" : "div";
+  const node = el(tag, { class: `card kind-${card.kind}${action ? " pick" : ""}`, title: action ? action.text : card.text,
+      type: action ? "button" : null, "data-action": action ? action.id : null },
+    el("span", { class: "kind", text: KIND_LABEL[card.kind] || card.kind }),
+    el("span", { class: "name", text: cardTitle(card) }),
+    el("span", { class: "price", text: cardNote(card) }));
+  if (action) node.addEventListener("click", () => play.act(action.id));
+  return node;
+}
+
+function hiddenCard(text) {
+  return el("div", { class: "card hidden", title: text }, el("span", { class: "kind", text: "hidden" }),
+    el("span", { class: "name", text: "starting contract" }), el("span", { class: "price", text: "?" }));
+}
+
+// ------------------------------------------------------------------------------------------------ the table
+function renderBoards(view, root, clickable) {
+  const byTarget = {};
+  for (const action of clickable ? view.actions : []) {
+    if (action.group === "take" || action.group === "future" || action.group === "choose") {
+      byTarget[`${action.group}:${action.board}:${action.slot ?? ""}`] = action;
+    }
+  }
+  root.replaceChildren(...view.boards.map((board) => {
+    const flags = [];
+    if (board.active) flags.push(el("span", { text: "taking now" }));
+    if (board.chosen && !board.active) flags.push(el("span", { text: "chosen" }));
+    if (board.exhausted) flags.push(el("span", { class: "warn", text: "exhausted" }));
+    else if (board.runs_out) flags.push(el("span", { class: "warn", text: "runs out at next refill" }));
+    flags.push(el("span", { text: `deck ${board.deck}` }));
+    const choose = byTarget[`choose:${board.index}:`];
+    const head = el("div", { class: "head" },
+      el("span", { class: "title", text: board.name }),
+      el("span", { class: "flags" }, ...flags.flatMap((f, i) => (i ? [" · ", f] : [f]))));
+    const chooseButton = choose ? el("button", { type: "button", class: "primary choose", "data-action": choose.id,
+      title: choose.text, onclick: () => play.act(choose.id), text: `Choose the ${board.name}` }) : null;
+    return el("div", { class: `board${board.active ? " active" : ""}${board.exhausted ? " exhausted" : ""}`,
+        "data-board": board.name },
+      head, chooseButton,
+      el("div", { class: "row-label", text: "now" }),
+      el("div", { class: "cards" }, board.current.map((card, slot) => cardNode(card, byTarget[`take:${board.index}:${slot}`]))),
+      el("div", { class: "row-label", text: "next (future supply)" }),
+      el("div", { class: "cards" }, board.future.map((card, slot) => cardNode(card, byTarget[`future:${board.index}:${slot}`]))));
+  }));
+}
+
+function renderPlayers(view, root) {
+  const order = view.you === null || view.you === undefined ? view.players
+    : view.players.map((_, k) => view.players[(view.you + k) % view.num_players]);
+  root.replaceChildren(...order.map((player) => {
+    const facts = [`$${player.cash} cash`];
+    if (player.money_cards) facts.push(`+ $${player.money_cards} in money cards`);
+    if (player.harbour_master) facts.push("⚓ harbour master");
+    facts.push(player.has_taken ? "has taken this round" : "has not taken this round");
+    if (!player.you && player.holds_starting_contract !== null) {
+      facts.push(player.holds_starting_contract ? "still holds his starting contract" : "starting contract shipped");
+    }
+    const groups = player.hand.map((group) => el("div", { class: "group" },
+      el("div", { class: "label", text: group.label }), el("div", { class: "cards" }, group.cards.map((c) => cardNode(c)))));
+    if (player.hidden_cards) {
+      groups.push(el("div", { class: "group" }, el("div", { class: "label", text: "hidden" }),
+        el("div", { class: "cards" }, hiddenCard("his starting contract: you cannot see it"))));
+    }
+    if (player.ships.length) {
+      groups.unshift(el("div", { class: "group" }, el("div", { class: "label", text: "ships (face up)" }),
+        el("div", { class: "cards" }, player.ships.map((c) => cardNode(c)))));
+    }
+    const title = player.you ? `${player.label} — your hand` : view.you === null || view.mode === "full"
+      ? player.label : `${player.label} — the cards you saw him take`;
+    return el("div", { class: `player${player.to_act ? " to-act" : ""}${player.you ? " you" : ""}`,
+        "data-seat": player.seat },
+      el("div", { class: "who", text: (player.to_act ? "▶ " : "") + title }),
+      el("div", { class: "facts", text: facts.join(" · ") }),
+      groups.length ? groups : el("div", { class: "facts", text: "no cards" }));
+  }));
+}
+
+function renderScores(view, root, heading) {
+  if (!view.scores) { root.hidden = true; root.replaceChildren(); return; }
+  const winners = view.scores.filter((row) => row.winner);
+  let verdict;
+  if (view.you !== null && view.you !== undefined && view.kind === "play") {
+    verdict = winners.some((row) => row.seat === view.you)
+      ? (winners.length > 1 ? "You share the win!" : "You win!")
+      : `The winner: ${winners.map((row) => row.label).join(", ")}.`;
+  } else {
+    verdict = `Winner${winners.length > 1 ? "s" : ""}: ${winners.map((row) => row.label).join(", ")}.`;
+  }
+  const rows = view.scores.map((row) => el("tr", { class: row.winner ? "winner" : null, "data-seat": row.seat },
+    el("td", { text: row.label + (row.winner ? " 🏆" : "") }), el("td", { class: "vp", text: row.vp }),
+    el("td", { text: row.building_vp }), el("td", { text: row.money_vp }), el("td", { text: row.banker_vp }),
+    el("td", { class: "cash", text: `$${row.cash}` })));
+  root.replaceChildren(el("h2", { text: heading }), el("p", { class: "verdict", text: verdict }),
+    el("table", {}, el("thead", {}, el("tr", {}, ["player", "VP", "buildings", "money", "bankers", "cash"]
+      .map((h) => el("th", { text: h })))), el("tbody", {}, rows)));
+  root.hidden = false;
+}
+
+function statusLine(view, thinking) {
+  const hm = view.players[view.harbour_master];
+  const parts = [el("span", { text: `Round ${view.round} · ⚓ ${hm.you ? "you" : hm.label} · ` }),
+    el("span", { text: `game ends when ${view.end_threshold} board${view.end_threshold > 1 ? "s are" : " is"} exhausted ` +
+      `(now ${view.exhausted}) · ` })];
+  if (view.over) parts.push(el("span", { class: "turn", text: "The game is over." }));
+  else if (view.kind === "play" && view.current_player === view.you) {
+    parts.push(el("span", { class: "turn you-turn", text: "Your move (below)." }));
+  } else {
+    const who = view.players[view.current_player].label;
+    parts.push(el("span", { class: `turn${thinking ? " thinking" : ""}`,
+      text: thinking ? `${who} is thinking…` : `${who} to act: ${view.phase_text}.` }));
+  }
+  if (view.last_round) parts.push(el("div", { class: "last", text: "This is the last round." }));
+  return parts;
+}
+
+// ------------------------------------------------------------------------------------------------ play
+const ACTION_ORDER = { pay: 0, contract: 1, ship: 2, take: 3, future: 4, choose: 5, pass: 6 };
+
+const play = {
+  view: null,
+  busy: false,
+  generation: 0,  // a new game stops the bot loop of the old one
+  seen: 0,  // log lines already seen when the person last moved
+
+  async start(options) {
+    this.generation += 1;
+    this.busy = true;
+    try {
+      this.show(await api("POST", "/api/games", options));
+    } catch (error) {
+      toast(error.message);
+    } finally {
+      this.busy = false;
+    }
+    this.loop();
+  },
+
+  async act(action) {
+    if (this.busy || !this.view) return;
+    this.busy = true;
+    this.disable();
+    try {
+      const view = await api("POST", `/api/games/${this.view.id}/act`, { action });
+      this.seen = view.log.length;  // "since your last move" starts again
+      this.show(view);
+    } catch (error) {
+      toast(error.message);
+      this.show(this.view);
+    } finally {
+      this.busy = false;
+    }
+    this.loop();
+  },
+
+  async loop() {  // while a bot is to act: show who thinks, ask the server for its move, show it
+    const generation = this.generation;
+    while (this.view && !this.view.over && this.view.current_player !== this.view.you && generation === this.generation) {
+      this.busy = true;
+      this.renderStatus(this.view, true);
+      try {
+        const [view] = await Promise.all([api("POST", `/api/games/${this.view.id}/advance`),
+          new Promise((resolve) => setTimeout(resolve, BOT_DELAY))]);
+        if (generation !== this.generation) return;
+        this.show(view);
+      } catch (error) {
+        toast(error.message);
+        break;
+      } finally {
+        if (generation === this.generation) this.busy = false;
+      }
+    }
+  },
+
+  disable() {
+    for (const button of document.querySelectorAll("#play [data-action]")) button.disabled = true;
+  },
+
+  show(view) {
+    const ended = view.over && !(this.view && this.view.id === view.id && this.view.over);
+    if (!this.view || this.view.id !== view.id || this.seen > view.log.length) this.seen = view.log.length;
+    this.view = view;
+    document.body.dataset.game = view.id;
+    document.body.dataset.over = view.over ? "yes" : "no";
+    this.renderStatus(view, false);
+    renderBoards(view, $("boards"), true);
+    renderPlayers(view, $("players"));
+    renderScores(view, $("scores"), "Final scores");
+    this.renderMoves(view);
+    const log = $("log");
+    log.replaceChildren(...view.log.map((line) => el("li", { class: line.startsWith("---") ? "round" : null, text: line })));
+    log.scrollTop = log.scrollHeight;
+    if (ended) $("scores").scrollIntoView({ block: "start" });
+  },
+
+  renderStatus(view, thinking) {
+    const news = view.over ? [] : view.log.slice(this.seen).filter((line) => line.trim());
+    const lines = news.length ? [el("ol", { class: "news" }, news.slice(-8).map((line) => el("li", { text: line })))] : [];
+    $("status").replaceChildren(...statusLine(view, thinking), ...lines);
+  },
+
+  renderMoves(view) {
+    const box = $("moves");
+    if (!view.actions.length) {
+      box.replaceChildren(...(view.over ? [el("button", { type: "button", class: "primary", id: "play-again",
+        text: "Play again", onclick: () => openOptions() })] : []));
+      return;
+    }
+    const actions = [...view.actions].sort((a, b) => ACTION_ORDER[a.group] - ACTION_ORDER[b.group] || a.id - b.id);
+    const children = [el("div", { class: "turn", text: `Your move: ${view.phase_text}.` })];
+    if (view.pending_text) children.push(el("div", { text: `Pending shipment: ${view.pending_text.replace(/^ship /, "")}` }));
+    const buttons = actions.map((action) => {
+      if (action.group === "pay") {
+        return el("button", { type: "button", class: "pay-option", "data-action": action.id,
+          onclick: () => this.act(action.id) },
+          el("div", { text: `Pay option ${action.id - view.actions.filter((a) => a.group === "pay")[0].id + 1}: give up` }),
+          el("div", { class: "cards" }, action.payment.map((card) => cardNode(card))));
+      }
+      const label = action.group === "pass" ? action.text.replace(/^pass/, "Pass")
+        : action.text.charAt(0).toUpperCase() + action.text.slice(1);
+      return el("button", { type: "button", class: action.group, "data-action": action.id, title: action.name,
+        onclick: () => this.act(action.id), text: label });
+    });
+    children.push(el("div", { class: `actions${actions[0].group === "pay" ? " pay" : ""}` }, buttons));
+    box.replaceChildren(...children);
+  },
+};
+
+// ------------------------------------------------------------------------------------------------ options
+const SUGGESTED = ["ppo", "heuristic", "random", "ismcts:seconds=1"];
+let lastOptions = {
+  players: Number(params.get("players") || 2),
+  seat: Number(params.get("seat") || 0),
+  opponents: (params.get("opponents") || "ppo").split("|"),
+  seed: params.has("seed") ? Number(params.get("seed")) : null,
+};
+
+function fillOptionForm() {
+  const players = Number($("opt-players").value);
+  const seat = $("opt-seat");
+  const keep = Math.min(Number(seat.value || lastOptions.seat), players - 1);
+  seat.replaceChildren(...Array.from({ length: players }, (_, p) => el("option", { value: p, text: `seat ${p}` })));
+  seat.value = String(keep);
+  const box = $("opt-opponents");
+  const previous = [...box.querySelectorAll("input")].map((input) => input.value);
+  const fields = [];
+  for (let k = 0; k < players - 1; k += 1) {
+    const value = previous[k] || lastOptions.opponents[k] || lastOptions.opponents[0] || "ppo";
+    fields.push(el("label", {}, `Opponent ${k + 1}`,
+      el("input", { type: "text", list: "agent-specs", value, name: `opponent-${k}`, class: "opponent" })));
+  }
+  box.replaceChildren(el("legend", { text: "Opponents (in seat order after you)" }), ...fields);
+}
+
+function openOptions() {
+  $("opt-players").value = String(lastOptions.players);
+  fillOptionForm();
+  $("opt-seed").value = lastOptions.seed ?? "";
+  $("options-dialog").showModal();
+}
+
+function readOptions() {
+  const seed = $("opt-seed").value.trim();
+  return {
+    players: Number($("opt-players").value),
+    seat: Number($("opt-seat").value),
+    opponents: [...document.querySelectorAll("#opt-opponents input")].map((input) => input.value.trim() || "ppo"),
+    seed: seed === "" ? null : Number(seed),
+  };
+}
+
+// ------------------------------------------------------------------------------------------------ save / resume
+async function saveGame() {
+  if (!play.view) return;
+  try {
+    const answer = await api("POST", `/api/games/${play.view.id}/save`, {});
+    toast(`Saved as ${answer.saved} in ${answer.folder}/`, true);
+  } catch (error) { toast(error.message); }
+}
+
+async function openLoad() {
+  const list = $("save-list");
+  list.replaceChildren(el("li", { text: "…" }));
+  $("load-dialog").showModal();
+  try {
+    const answer = await api("GET", "/api/saves");
+    list.replaceChildren(...(answer.saves.length ? answer.saves.map((save) => el("li", {},
+      el("button", { type: "button", text: `${save.name} (${save.players} players, round ${save.round}${save.over ? ", over" : ""})`,
+        onclick: () => resume({ name: save.name }) })))
+      : [el("li", { text: `no saved games in ${answer.folder}/ yet` })]));
+  } catch (error) { list.replaceChildren(el("li", { text: error.message })); }
+}
+
+async function resume(body) {
+  play.generation += 1;
+  try {
+    play.show(await api("POST", "/api/games/load", body));
+    $("load-dialog").close();
+    showTab("play");
+  } catch (error) { toast(error.message); }
+  play.loop();
+}
+
+// ------------------------------------------------------------------------------------------------ watch
+const watch = {
+  id: null, games: [], game: null, view: null,
+
+  async open(file) {
+    try {
+      const answer = await api("POST", "/api/watch", { text: await file.text(), name: file.name });
+      this.id = answer.id;
+      this.games = answer.games;
+      $("watch-game").replaceChildren(...answer.games.map((game) => el("option", { value: game.index,
+        text: `game ${game.index}: ${game.agents.join(" vs ")}` })));
+      this.pick(answer.games[0].index);
+    } catch (error) { toast(error.message); }
+  },
+
+  pick(index) {
+    this.game = this.games.find((game) => game.index === Number(index));
+    $("watch-game").value = String(this.game.index);
+    $("watch-seat").replaceChildren(el("option", { value: "full", text: "full view (every hand)" }),
+      ...this.game.agents.map((agent, p) => el("option", { value: p, text: `seat ${p} (${agent})` })));
+    this.go(0);
+  },
+
+  async go(move) {
+    if (!this.id) return;
+    const seat = $("watch-seat").value || "full";
+    try {
+      const view = await api("GET", `/api/watch/${this.id}/${this.game.index}?move=${move}&seat=${seat}`);
+      this.show(view);
+    } catch (error) { toast(error.message); }
+  },
+
+  show(view) {
+    this.view = view;
+    $("watch-controls").hidden = false;
+    const slider = $("watch-move");
+    slider.max = view.moves;
+    slider.value = view.move;
+    $("watch-position").textContent = `move ${view.move} of ${view.moves}`;
+    const status = $("watch-status");
+    status.replaceChildren(...statusLine(view, false),
+      el("div", { class: "next", text: view.next ? `Next: ${view.next}` : "End of the game." }),
+      el("div", { class: "hint", text: view.mode === "full" ? "Full view: every hand is shown."
+        : `The view of seat ${view.viewer}: what that player knew.` }));
+    renderBoards(view, $("watch-boards"), false);
+    renderPlayers(view, $("watch-players"));
+    renderScores(view, $("watch-scores"), "Final scores (replayed by the engine)");
+    const history = $("watch-history");
+    history.replaceChildren(...view.history.map((line) => el("li", { text: line })));
+    history.scrollTop = history.scrollHeight;
+  },
+};
+
+// ------------------------------------------------------------------------------------------------ wiring
+function showTab(name) {
+  $("play").hidden = name !== "play";
+  $("watch").hidden = name !== "watch";
+  $("play-tools").hidden = name !== "play";
+  $("tab-play").classList.toggle("active", name === "play");
+  $("tab-watch").classList.toggle("active", name === "watch");
+}
+
+function wire() {
+  $("tab-play").addEventListener("click", () => showTab("play"));
+  $("tab-watch").addEventListener("click", () => showTab("watch"));
+  $("new-game").addEventListener("click", openOptions);
+  $("save-game").addEventListener("click", saveGame);
+  $("load-game").addEventListener("click", openLoad);
+  $("show-help").addEventListener("click", () => $("help-dialog").showModal());
+  $("opt-players").addEventListener("change", fillOptionForm);
+  $("opt-cancel").addEventListener("click", () => $("options-dialog").close());
+  $("options-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    lastOptions = readOptions();
+    $("options-dialog").close();
+    showTab("play");
+    play.start(lastOptions);
+  });
+  $("agent-specs").replaceChildren(...SUGGESTED.map((spec) => el("option", { value: spec })));
+  $("load-file").addEventListener("change", async (event) => {
+    const file = event.target.files[0];
+    if (file) resume({ text: await file.text(), filename: file.name });
+    event.target.value = "";
+  });
+  $("watch-file").addEventListener("change", (event) => { if (event.target.files[0]) watch.open(event.target.files[0]); });
+  $("watch-game").addEventListener("change", (event) => watch.pick(event.target.value));
+  $("watch-seat").addEventListener("change", () => watch.go(watch.view ? watch.view.move : 0));
+  $("watch-move").addEventListener("input", (event) => watch.go(Number(event.target.value)));
+  $("watch-first").addEventListener("click", () => watch.go(0));
+  $("watch-prev").addEventListener("click", () => watch.view && watch.go(Math.max(0, watch.view.move - 1)));
+  $("watch-next").addEventListener("click", () => watch.view && watch.go(Math.min(watch.view.moves, watch.view.move + 1)));
+  $("watch-last").addEventListener("click", () => watch.view && watch.go(watch.view.moves));
+}
+
+wire();
+if (params.get("tab") === "watch") showTab("watch");
+play.start(lastOptions);  // opening the page starts a game at once: you against the shipped agent
