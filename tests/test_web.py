@@ -400,3 +400,37 @@ def test_the_page_and_its_files_are_served(client):
     assert page.status_code == 200 and b"Packet Row" in page.data and b"/static/app.js" in page.data
     for name in ("app.js", "style.css"):
         assert client.get(f"/static/{name}").status_code == 200
+
+
+def test_the_pay_phase_offers_each_payment_with_the_cards_it_gives_up(app, client):
+    """R-SHIP-7: when a shipment can be paid in several ways, the page gets one button per option and its cards."""
+    from packetrow_env import actions
+
+    for seed in range(80):
+        view = new_game(client, players=2, opponents=["heuristic"], seed=seed)
+        rng = np.random.default_rng(seed)
+        while not view["over"]:
+            if view["current_player"] != view["you"]:
+                view = client.post(f"/api/games/{view['id']}/advance").get_json()
+                continue
+            pays = [a for a in view["actions"] if a["group"] == "pay"]
+            if pays:
+                break
+            shipping = [a for a in view["actions"] if a["group"] in ("contract", "ship")]
+            choice = shipping or view["actions"]
+            view = client.post(f"/api/games/{view['id']}/act",
+                               json={"action": choice[int(rng.integers(len(choice)))]["id"]}).get_json()
+        if not view["over"]:
+            break
+    assert view["phase"] == "pay" and len(pays) >= 2, "no pay phase reached"
+    session = session_of(app, view)
+    options = session.game.payment_options()
+    assert [a["id"] for a in pays] == [actions.PAY + k for k in range(len(options))]
+    for action, option in zip(pays, options):
+        assert [card["name"] for card in action["payment"]] == [session.game.cards.describe(c) for c in option]
+        assert action["text"].startswith("pay ")
+    before = snapshot(app, view)
+    response = client.post(f"/api/games/{view['id']}/act", json={"action": actions.PAY + len(options)})
+    assert response.status_code == 409 and snapshot(app, view) == before
+    after = client.post(f"/api/games/{view['id']}/act", json={"action": pays[-1]["id"]}).get_json()
+    assert after["phase"] != "pay" and not any(a["group"] == "pay" for a in after["actions"])
