@@ -4,6 +4,8 @@ multi-agent env, and a tiny RLlib self-play run whose numpy export plays legal g
 Run in the environment of the [ray] extra (`.ci/run` makes one); elsewhere the module is skipped.
 """
 
+import time
+
 import numpy as np
 import pytest
 
@@ -61,11 +63,15 @@ def test_tournament_on_a_two_node_cluster_uses_both_nodes():
     try:
         with ray_session(cluster.address) as session:
             assert len([n for n in session.nodes() if n["Alive"]]) == 2
+            deadline = time.monotonic() + 30  # the scheduler may see the second node's CPU a moment later
+            while session.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
+                time.sleep(0.2)
             entries = make_entries(SPECS)
             runner = _Runner(entries, 2, 5, "tracked")
-            records, nodes = play_chunks(runner, [[i] for i in range(12)])
+            # chunks of several games keep each node's one CPU busy, so the tasks cannot all fit on one node
+            records, nodes = play_chunks(runner, [list(range(i, i + 3)) for i in range(0, 24, 3)])
             assert len(nodes) == 2, "the games should run on both nodes"
-            assert sorted(r["index"] for r in records) == list(range(12))
+            assert sorted(r["index"] for r in records) == list(range(24))
             on_cluster = run_tournament(SPECS, num_players=2, games=12, seed=5, progress=False, ray=cluster.address)
         local = run_tournament(SPECS, num_players=2, games=12, seed=5, progress=False)
         assert on_cluster.records == local.records
