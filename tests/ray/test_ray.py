@@ -4,8 +4,6 @@ multi-agent env, and a tiny RLlib self-play run whose numpy export plays legal g
 Run in the environment of the [ray] extra (`.ci/run` makes one); elsewhere the module is skipped.
 """
 
-import time
-
 import numpy as np
 import pytest
 
@@ -63,9 +61,13 @@ def test_tournament_on_a_two_node_cluster_uses_both_nodes():
     try:
         with ray_session(cluster.address) as session:
             assert len([n for n in session.nodes() if n["Alive"]]) == 2
-            deadline = time.monotonic() + 30  # the scheduler may see the second node's CPU a moment later
-            while session.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
-                time.sleep(0.2)
+            # start a worker on each node first: a node still starting its workers would otherwise see the
+            # other finish every game before it is ready
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+            ready = session.remote(lambda: session.get_runtime_context().get_node_id())
+            warm = {session.get(ready.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+                node["NodeID"], soft=False)).remote()) for node in session.nodes() if node["Alive"]}
+            assert len(warm) == 2
             entries = make_entries(SPECS)
             runner = _Runner(entries, 2, 5, "tracked")
             # chunks of several games keep each node's one CPU busy, so the tasks cannot all fit on one node
