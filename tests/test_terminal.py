@@ -343,8 +343,9 @@ def test_the_installed_command_in_a_pseudo_terminal(tmp_path):
     if exe is None:
         pytest.skip("the packetrow command is not installed")
     save = tmp_path / "pty.json"
-    child = pexpect.spawn(exe, ["play", "--players", "3", "--opponents", "random", "--seed", "2", "--save", str(save)],
-                          encoding="utf-8", timeout=30, dimensions=(50, 200))
+    # the full layout, whatever the pseudo terminal's size (auto picks compact when the table would not fit)
+    child = pexpect.spawn(exe, ["play", "--players", "3", "--opponents", "random", "--seed", "2", "--layout", "full",
+                                "--save", str(save)], encoding="utf-8", timeout=30, dimensions=(50, 200))
     try:
         for turn in range(3):
             child.expect(r"legal actions:\r\n\s+(\d+)")
