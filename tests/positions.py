@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
+
 from packetrow_env import actions
 from packetrow_env import cards as catalogue
 from packetrow_env.engine import Game
@@ -245,3 +247,13 @@ def take(slot):
 def add(card):
     """The 'add contract' action for a contract card id (k = id for 0-23, k = 24.. for 160-171)."""
     return actions.ADD_CONTRACT + (card if card < 24 else card - 160 + 24)
+
+
+def random_play(game, steps: int, seed: int):
+    """``game`` after up to ``steps`` uniformly random legal actions (a generator seeded with ``seed``)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        if game.is_over:
+            break
+        game.step(int(rng.choice(game.legal_actions())))
+    return game

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from packetrow_env import cards
 from packetrow_env.engine import Game
-from tests.positions import CARDS, DOCKS, GUILDHALL, MARKET, Position
+from tests.positions import CARDS, DOCKS, GUILDHALL, MARKET, Position, random_play
 
 PUBLIC_KEYS = ("version", "num_players", "round", "harbour_master", "current_player", "phase", "current_board",
                "chosen_boards", "pending_shipment", "history")
@@ -32,18 +32,8 @@ def _sample(game: Game, observer, rng, mode: str = "tracked") -> Game:
     return game.sample_determinization(observer, rng, mode)
 
 
-def play(game: Game, steps: int, seed: int) -> Game:
-    """Random legal play: ``steps`` actions, or fewer if the game ends."""
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        if game.is_over:
-            break
-        game.step(int(rng.choice(game.legal_actions())))
-    return game
-
-
 def position(n: int, seed: int, steps: int) -> Game:
-    return play(Game.new(n, seed=seed), steps, seed + 1000)
+    return random_play(Game.new(n, seed=seed), steps, seed + 1000)
 
 
 def hidden_seats(d: dict, observer: int) -> list[int]:

@@ -12,19 +12,14 @@ from packetrow_env.cards import START, load
 from packetrow_env.engine import Game
 from packetrow_env.knowledge import MODES, UNKNOWN
 from packetrow_env.state import DECK, HAND, REMOVED
+from tests.positions import random_play
 
 CARDS = load()
 SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None)
 
 
 def play(n: int, seed: int, steps: int) -> Game:
-    game = Game.new(n, seed=seed)
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        if game.is_over:
-            break
-        game.step(int(rng.choice(game.legal_actions())))
-    return game
+    return random_play(Game.new(n, seed=seed), steps, seed)
 
 
 positions = st.tuples(st.integers(2, 5), st.integers(0, 2**31 - 1), st.integers(0, 250))

@@ -25,6 +25,7 @@ from packetrow_env import raw_env
 from packetrow_env import render as text
 from packetrow_env.cards import SHIP, START, load
 from packetrow_env.engine import Game
+from tests.positions import random_play
 from packetrow_env.observation import Encoder, card_types, encoder
 from packetrow_env.state import REMOVED
 
@@ -38,13 +39,7 @@ SETTINGS = settings(derandomize=True, database=None, deadline=None, max_examples
 # --------------------------------------------------------------------------- positions and views
 def random_position(n: int, seed: int, steps: int) -> dict:
     """The saved game after up to ``steps`` uniformly random legal actions from ``Game.new(n, seed)``."""
-    game = Game.new(n, seed=seed)
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        if game.is_over:
-            break
-        game.step(int(rng.choice(game.legal_actions())))
-    return game.to_dict()
+    return random_play(Game.new(n, seed=seed), steps, seed).to_dict()
 
 
 _ENVS: dict = {}
