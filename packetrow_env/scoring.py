@@ -28,6 +28,18 @@ def banker_points(cash: Sequence[int]) -> list[int]:
     return [3 if c == top else 1 if c == second else 0 for c in cash]
 
 
+def banker_points_batch(cash: np.ndarray, num_players: np.ndarray) -> np.ndarray:
+    """``banker_points`` of many games at once: cash int[B, 5] (seats past num_players ignored) -> int[B, 5]."""
+    seats = np.arange(cash.shape[1]) < np.asarray(num_players)[:, None]
+    cash = np.where(seats, cash, -1)  # absent seats lead nothing; cash is never negative
+    top = cash.max(axis=1, keepdims=True)
+    leaders = (cash == top).sum(axis=1, keepdims=True)
+    second = np.where(cash == top, -1, cash).max(axis=1, keepdims=True)
+    many = np.asarray(num_players)[:, None] > 3
+    per = np.where(cash == top, np.where(many, 3, 2), np.where(many & (leaders == 1) & (cash == second), 1, 0))
+    return np.where(seats, per, 0)
+
+
 def leader_banker_points(num_players: int) -> int:
     """VP per banker for the sole cash leader of a game with ``num_players`` seats (R-SCORE-3)."""
     return banker_points([1] + [0] * (num_players - 1))[0]
@@ -72,6 +84,25 @@ def final_rewards(scores: list[dict], reward_mode: str) -> list[float]:
     return rank_rewards(scores)
 
 
+def final_rewards_batch(vp: np.ndarray, cash: np.ndarray, num_players: np.ndarray, reward_mode: str) -> np.ndarray:
+    """``final_rewards`` of many finished games: vp and cash int[B, 5] -> float32[B, 5] (zeros past num_players)."""
+    if reward_mode not in REWARD_MODES:
+        raise ValueError(f"reward_mode must be one of {', '.join(map(repr, REWARD_MODES))}, got {reward_mode!r}")
+    n = np.asarray(num_players)[:, None]
+    seats = np.arange(vp.shape[1]) < n
+    if reward_mode == "vp":
+        total = np.where(seats, vp, 0).sum(axis=1, keepdims=True)
+        out = vp - (total - vp) / (n - 1)
+    else:
+        key = np.where(seats, vp.astype(np.int64) * (1 << 32) + cash, -1)  # the R-SCORE-4 order (VP, then cash)
+        if reward_mode == "win":
+            out = key == key.max(axis=1, keepdims=True)
+        else:  # rank: the mean over opponents of +1 / 0 / -1, as rank_rewards
+            beats = np.sign(key[:, :, None] - key[:, None, :]) * seats[:, None, :]
+            out = beats.sum(axis=2) / (n - 1)
+    return np.where(seats, out, 0).astype(np.float32)
+
+
 def deck_left(state, cards) -> float:
     """The game clock: the share of its full deck left in the board that ends the game first (R-END-1), 1 to 0.
 
@@ -87,5 +118,5 @@ def time_left(state, cards, floor: float) -> float:
     return min(1.0, max(floor, 1.5 * deck_left(state, cards)))
 
 
-__all__ = ["REWARD_MODES", "banker_points", "deck_left", "final_rewards", "leader_banker_points", "rank_rewards",
+__all__ = ["REWARD_MODES", "banker_points", "banker_points_batch", "deck_left", "final_rewards", "final_rewards_batch", "leader_banker_points", "rank_rewards",
            "ranks", "score_keys", "time_left"]

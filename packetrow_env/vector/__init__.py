@@ -1,0 +1,305 @@
+"""Many games at once: ``VectorGame`` steps B games of Packet Row in one call, with exactly the rules of ``Game``.
+
+State is batched numpy arrays (``batch.Batch``); masks and actions run in compiled kernels (``rules``,
+numba) over the whole batch. ``Game`` stays the readable reference: game i is dealt by ``Game.new`` itself and
+copied in, and the tests play both side by side. Observations come from ``observe`` (the AEC env's vectors).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import actions
+from ..cards import resolve
+from ..engine import Game, IllegalActionError
+from ..scoring import banker_points_batch, final_rewards_batch
+from ..state import MAX_PLAYERS, MIN_PLAYERS, OVER, PAY, State
+from . import rules
+from .batch import WORDS, Batch, allocate
+from .tables import table
+
+__all__ = ["VectorGame", "IllegalActionError"]
+
+
+class VectorGame:
+    """B games of Packet Row as batched arrays (DESIGN.md "Many games at once")."""
+
+    def __init__(self, num_players=4, seeds=None, autoreset: bool = False, num_games: int | None = None,
+                 cards=None):
+        counts, seeds = _check_setup(num_players, seeds, num_games)
+        self.cards = resolve(cards)
+        self.autoreset = bool(autoreset)
+        self.num_games = len(seeds)
+        self._players = counts
+        self._table = table(self.cards)
+        self._contract_ids = np.ascontiguousarray(self.cards.contract_ids, dtype=np.int64)
+        self.batch: Batch = allocate(self.num_games)
+        b = self.num_games
+        self._fulfil = np.zeros((b, MAX_PLAYERS), np.int64)  # cache: contracts each seat could ship alone
+        self._fdirty = np.ones((b, MAX_PLAYERS), np.int8)
+        self._mask = np.zeros((b, actions.NUM_ACTIONS), bool)
+        self._ended = np.zeros(b, bool)  # games that ended on the last step
+        self._final = np.zeros((2, b, MAX_PLAYERS), np.int64)  # VP and cash of each game's last finish
+        self._rng_states = [None] * b
+        self.seeds = np.array(seeds, dtype=np.int64)
+        self._next_seed = int(self.seeds.max()) + 1 if b else 0
+        self._encoders = {}
+        self._deal(np.arange(b), self.seeds)
+
+    # ------------------------------------------------------------------ setup
+    def _deal(self, rows: np.ndarray, seeds) -> None:
+        """Deal games ``rows`` as Game.new would (it deals them: one setup rule), then refresh their masks."""
+        for i, seed in zip(rows.tolist(), seeds):
+            self._copy_in(i, Game.new(int(self._players[i]), seed=int(seed), cards=self.cards).state)
+            self.seeds[i] = seed
+        self._fdirty[rows] = 1
+        self._final[:, rows] = 0
+        rules.masks_of(self.batch, self._table, self._contract_ids, self._fulfil, self._fdirty, self._mask, rows)
+
+    def _copy_in(self, i: int, s: State) -> None:
+        b = self.batch
+        n = s.num_players
+        for name in ("location", "deck", "deck_top", "deck_end", "current", "future", "exhausted", "chosen",
+                     "cash", "has_piece", "starting_contract"):
+            getattr(b, name)[i] = getattr(s, name)
+        b.starting_contract[i, n:] = -1
+        b.num_players[i] = n
+        b.supply_size[i] = s.supply_size
+        b.round[i] = s.round
+        b.harbour_master[i] = s.harbour_master
+        b.current_player[i] = s.current_player
+        b.phase[i] = s.phase
+        b.resume_phase[i] = s.resume_phase
+        b.current_board[i] = s.current_board
+        b.chosen_order[i] = -1
+        b.chosen_order[i, :len(s.chosen_order)] = s.chosen_order
+        b.n_chosen[i] = len(s.chosen_order)
+        b.pending[i] = -1
+        b.pending[i, :len(s.pending)] = s.pending
+        b.n_pending[i] = len(s.pending)
+        b.n_options[i] = 0
+        b.options[i] = 0
+        b.n_history[i] = 0
+        self._rng_states[i] = s.rng_state
+
+    def reset(self, indices=None, seeds=None) -> None:
+        """Re-deal games ``indices`` (default all) as ``Game.new(num_players, seed)`` would, with ``seeds``
+        (default: the next seeds of this batch's sequence)."""
+        rows = np.arange(self.num_games) if indices is None else _check_indices(indices, self.num_games)
+        if seeds is None:
+            seeds = self._take_seeds(len(rows))
+        else:
+            seeds = _check_seeds(seeds)
+            if len(seeds) != len(rows):
+                raise ValueError(f"reset got {len(rows)} indices but {len(seeds)} seeds; give one seed per game")
+        self._deal(rows, seeds)
+        self._ended[rows] = False
+
+    def _take_seeds(self, count: int) -> list[int]:
+        first = self._next_seed
+        self._next_seed += count
+        return list(range(first, first + count))
+
+    # -------------------------------------------------------------- accessors
+    @property
+    def num_players(self) -> np.ndarray:
+        """int[B]: each game's player count."""
+        return self._players.copy()
+
+    @property
+    def current_player(self) -> np.ndarray:
+        """int[B]: the seat to act in each game, -1 where the game is over."""
+        b = self.batch
+        return np.where(b.phase == OVER, -1, b.current_player).astype(np.int64)
+
+    @property
+    def is_over(self) -> np.ndarray:
+        """bool[B]: which games have ended and been scored."""
+        return self.batch.phase == OVER
+
+    @property
+    def ended(self) -> np.ndarray:
+        """bool[B]: which games ended on the last ``step`` (with autoreset they are already re-dealt)."""
+        return self._ended.copy()
+
+    def legal_action_mask(self) -> np.ndarray:
+        """bool[B, NUM_ACTIONS]: each game's legal actions for its player to act (all False where over)."""
+        return self._mask.copy()
+
+    def payment_options(self, i: int) -> list[tuple[int, ...]]:
+        """Game i's payment options in phase pay (as ``Game.payment_options``), else []."""
+        i = _check_index(i, self.num_games)
+        b = self.batch
+        if b.phase[i] != PAY:
+            return []
+        return [tuple(_bit_ids(b.options[i, k])) for k in range(b.n_options[i])]
+
+    # ------------------------------------------------------------------ step
+    def step(self, acts) -> None:
+        """Apply one action per game (finished games ignore theirs); an illegal action in a running game raises
+        IllegalActionError naming the game and the action, and changes no game."""
+        acts = self._check_actions(acts)
+        rules.step(self.batch, self._table, self._contract_ids, acts, self._fulfil, self._fdirty, self._mask,
+                   self._ended)
+        self._widen_history()
+        if self._ended.any():
+            rows = np.flatnonzero(self._ended)
+            vp, cash = self._scores(rows)
+            self._final[0, rows] = vp
+            self._final[1, rows] = cash
+            if self.autoreset:
+                ended = self._ended.copy()
+                self._deal(rows, self._take_seeds(len(rows)))
+                self._final[0, rows] = vp  # _deal cleared them; the finished games' scores stay readable
+                self._final[1, rows] = cash
+                self._ended = ended
+
+    def _check_actions(self, acts) -> np.ndarray:
+        arr = np.asarray(acts)
+        if arr.shape != (self.num_games,) or arr.dtype.kind not in "iu":
+            raise ValueError(f"actions must be an integer array of shape ({self.num_games},), one per game, got "
+                             f"{'dtype ' + str(arr.dtype) + ', ' if arr.dtype.kind not in 'iu' else ''}shape {arr.shape}")
+        arr = arr.astype(np.int64)
+        running = self.batch.phase != OVER
+        in_range = (arr >= 0) & (arr < actions.NUM_ACTIONS)
+        legal = np.zeros(self.num_games, bool)
+        legal[in_range] = self._mask[np.flatnonzero(in_range), arr[in_range]]
+        bad = np.flatnonzero(running & ~legal)
+        if len(bad):
+            i = int(bad[0])
+            a = int(arr[i])
+            what = (f"action {a} is out of range (actions are 0-{actions.NUM_ACTIONS - 1})"
+                    if not 0 <= a < actions.NUM_ACTIONS else f"action {a} ({actions.NAMES[a]}) is not legal")
+            legal_ids = ", ".join(f"{x} ({actions.NAMES[x]})" for x in np.flatnonzero(self._mask[i]))
+            more = f" ({len(bad) - 1} more games have illegal actions)" if len(bad) > 1 else ""
+            raise IllegalActionError(f"game {i}: {what} for player {int(self.batch.current_player[i])}; legal "
+                                     f"actions: {legal_ids}{more}; no game was changed")
+        return np.where(running, arr, 0)
+
+    def _widen_history(self) -> None:
+        h = self.batch.history
+        if int(self.batch.n_history.max(initial=0)) + 1 >= h.shape[1]:  # room for the next step's action
+            wider = np.zeros((h.shape[0], 2 * h.shape[1]), h.dtype)
+            wider[:, :h.shape[1]] = h
+            self.batch = self.batch._replace(history=wider)
+
+    # --------------------------------------------------------------- scores
+    def _scores(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(VP, cash) int[len(rows), 5] of games ``rows`` as the table counts them now (R-SCORE-2, R-SCORE-3)."""
+        building = np.zeros((self.num_games, MAX_PLAYERS), np.int64)
+        bankers = np.zeros((self.num_games, MAX_PLAYERS), np.int64)
+        rules.holdings(self.batch, self._table, building, bankers)
+        cash = self.batch.cash[rows].astype(np.int64)
+        n = self._players[rows]
+        vp = building[rows] + cash // 10 + banker_points_batch(cash, n) * bankers[rows]
+        seats = np.arange(MAX_PLAYERS) < n[:, None]
+        return np.where(seats, vp, 0), np.where(seats, cash, 0)
+
+    def rewards(self, mode: str = "rank") -> np.ndarray:
+        """float32[B, 5]: final rewards by seat of games over (with autoreset: of games that ended on the last
+        step), zeros elsewhere and past each game's player count (``scoring.final_rewards``)."""
+        done = self._ended if self.autoreset else self.is_over
+        out = final_rewards_batch(self._final[0], self._final[1], self._players, mode)
+        out[~done] = 0
+        return out
+
+    def scores(self) -> tuple[np.ndarray, np.ndarray]:
+        """(VP, cash) int[B, 5] of every game (final where over, else as the table shows now)."""
+        live = self._scores(np.arange(self.num_games))
+        done = self._ended if self.autoreset else self.is_over
+        return (np.where(done[:, None], self._final[0], live[0]), np.where(done[:, None], self._final[1], live[1]))
+
+    # ----------------------------------------------------------- observation
+    def observe(self, mode: str = "tracked") -> np.ndarray:
+        """float32[B, D]: each game's observation for its player to act (zeros where over), as the AEC env's."""
+        from .observe import BatchEncoder
+        enc = self._encoders.get(mode)
+        if enc is None:
+            enc = self._encoders[mode] = BatchEncoder(self.cards, mode)
+        out = np.empty((self.num_games, enc.size), np.float32)
+        enc.encode(self.batch, self.current_player, out)
+        return out
+
+    # ------------------------------------------------------------ one game
+    def game(self, i: int) -> Game:
+        """Game i as an independent ``Game`` (its ``to_dict`` equals the single engine's)."""
+        i = _check_index(i, self.num_games)
+        b = self.batch
+        n = int(b.num_players[i])
+        s = State(n, rng_state=self._rng_states[i])
+        for name in ("location", "deck", "deck_top", "deck_end", "current", "future", "exhausted", "chosen",
+                     "cash", "has_piece"):
+            getattr(s, name)[...] = getattr(b, name)[i]
+        s.starting_contract[:n] = b.starting_contract[i, :n]
+        s.round = int(b.round[i])
+        s.harbour_master = int(b.harbour_master[i])
+        s.current_player = int(b.current_player[i])
+        s.phase = int(b.phase[i])
+        s.resume_phase = int(b.resume_phase[i])
+        s.current_board = int(b.current_board[i])
+        s.chosen_order = b.chosen_order[i, :b.n_chosen[i]].tolist()
+        s.pending = b.pending[i, :b.n_pending[i]].tolist()
+        s.history = b.history[i, :b.n_history[i]].tolist()
+        return Game(s, self.cards)
+
+
+def _bit_ids(bits: np.ndarray) -> list[int]:
+    """The card ids of a bitset, ascending."""
+    return [w * 64 + j for w in range(WORDS) for j in range(64) if int(bits[w]) >> j & 1]
+
+
+def _check_setup(num_players, seeds, num_games):
+    """(player count per game, seeds) from the constructor's arguments, or a ValueError saying what is allowed."""
+    if seeds is None:
+        if num_games is None:
+            num_games = 1 if np.ndim(num_players) == 0 else len(num_players)
+        seeds = range(_count(num_games, "num_games"))
+    seeds = _check_seeds(seeds)
+    if not seeds:
+        raise ValueError("a VectorGame needs at least one game: give seeds (or num_games) of length 1 or more")
+    if num_games is not None and _count(num_games, "num_games") != len(seeds):
+        raise ValueError(f"num_games is {num_games} but {len(seeds)} seeds were given; give one seed per game")
+    if np.ndim(num_players) == 0:
+        counts = [num_players] * len(seeds)
+    else:
+        counts = list(num_players)
+        if len(counts) != len(seeds):
+            raise ValueError(f"num_players has {len(counts)} entries for {len(seeds)} games; give one per game")
+    for n in counts:
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) \
+                or not MIN_PLAYERS <= n <= MAX_PLAYERS:
+            raise ValueError(f"num_players must be integers from {MIN_PLAYERS} to {MAX_PLAYERS}, got {n!r}")
+    return np.array(counts, dtype=np.int64), seeds
+
+
+def _count(value, what: str) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _check_seeds(seeds) -> list[int]:
+    seeds = list(seeds)
+    for s in seeds:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)) or s < 0:
+            raise ValueError(f"seeds must be non-negative integers, got {s!r}")
+    return [int(s) for s in seeds]
+
+
+def _check_index(i, num_games: int) -> int:
+    try:
+        k = None if isinstance(i, (bool, np.bool_)) else operator.index(i)
+    except TypeError:
+        k = None
+    if k is None or not 0 <= k < num_games:
+        raise ValueError(f"game index must be an integer from 0 to {num_games - 1}, got {i!r}")
+    return k
+
+
+def _check_indices(indices, num_games: int) -> np.ndarray:
+    rows = [_check_index(i, num_games) for i in np.atleast_1d(np.asarray(indices, dtype=object)).tolist()]
+    if len(set(rows)) != len(rows):
+        raise ValueError(f"indices must be distinct, got {rows}")
+    return np.array(rows, dtype=np.int64)

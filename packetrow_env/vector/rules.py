@@ -1,0 +1,476 @@
+"""The rules of ``engine.Game`` as compiled kernels over a batch: legal masks and one action per game.
+
+Each function mirrors the engine method of the same name (docs/rules.md ids in their docstrings); the
+batch kernels at the bottom loop over games inside compiled code. ``Game`` stays the readable reference;
+tests/test_vector.py plays both side by side and compares every step.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .. import actions
+from ..cards import ASSISTANT, BANKER, BUILDING, MONEY, SHIP
+from ..state import (CHOOSE_BOARD, CURRENT, DISCARD, FUTURE, FUTURE_SLOTS, HAND, MAX_PLAYERS, MAX_SUPPLY, MUST_TAKE,
+                     OVER, PAY, SHIPS, TAKE)
+from .batch import WORDS
+from ._dev_shipment import best_fulfilment, cheapest_cover, feasible, payment_options
+from .tables import COST, DISCARD as DISCARD_PILE, KIND, MONEY as MONEY_VALUE, NUMBER, REWARD, VP
+
+NUM_ACTIONS = actions.NUM_ACTIONS
+ADD_CONTRACT, SHIP_ACTION, PAY_ACTION = actions.ADD_CONTRACT, actions.SHIP, actions.PAY
+TAKE_ACTION, TAKE_FUTURE, PASS = actions.TAKE, actions.TAKE_FUTURE, actions.PASS
+END_THRESHOLD = np.array([0, 0, 1, 1, 2, 3], dtype=np.int64)  # by player count (state.END_THRESHOLD, R-END-1)
+_JIT = dict(cache=False, nogil=True)
+
+
+# ------------------------------------------------------------------ what a seat holds
+
+@numba.njit(**_JIT)
+def _resources(b, i, p, out):
+    """The sorted ids of seat p's hand and ships into ``out``; returns how many."""
+    n = 0
+    loc = b.location[i]
+    for c in range(loc.shape[0]):
+        code = loc[c]
+        if code == HAND + p or code == SHIPS + p:
+            out[n] = c
+            n += 1
+    return n
+
+
+@numba.njit(**_JIT)
+def _hand(b, i, p, out):
+    """The sorted ids of seat p's hand into ``out``; returns how many."""
+    n = 0
+    loc = b.location[i]
+    for c in range(loc.shape[0]):
+        if loc[c] == HAND + p:
+            out[n] = c
+            n += 1
+    return n
+
+
+@numba.njit(**_JIT)
+def _fulfillable(b, tab, i, p, res, con):
+    """Bitmask over contract numbers: contracts in p's hand that could be shipped on their own now."""
+    n = _resources(b, i, p, res)
+    has_ship = False
+    for j in range(n):
+        if b.location[i, res[j]] == SHIPS + p:
+            has_ship = True
+            break
+    found = np.int64(0)
+    if not has_ship:
+        return found
+    for j in range(n):
+        c = res[j]
+        k = tab[NUMBER, c]
+        if k >= 0 and b.location[i, c] == HAND + p:
+            con[0] = c
+            if feasible(tab, res[:n], con[:1]):
+                found |= np.int64(1) << k
+    return found
+
+
+# ------------------------------------------------------------------ legality
+
+@numba.njit(**_JIT)
+def _choosable(b, i, board):
+    """Not chosen this round and holding a card in its current or future supply (R-ROUND-1)."""
+    if b.chosen[i, board]:
+        return False
+    for s in range(MAX_SUPPLY):
+        if b.current[i, board, s] >= 0:
+            return True
+    for s in range(FUTURE_SLOTS):
+        if b.future[i, board, s] >= 0:
+            return True
+    return False
+
+
+@numba.njit(**_JIT)
+def _affordable(b, tab, i, board, budget, has_assistant, mask):
+    """Mark the takes on ``board`` the budget allows (R-TAKE-1, R-TAKE-2, R-TAKE-4); whether any is."""
+    any_take = False
+    for s in range(MAX_SUPPLY):
+        c = b.current[i, board, s]
+        if c >= 0 and tab[COST, c] <= budget:
+            any_take = True
+            if mask is not None:
+                mask[TAKE_ACTION + s] = True
+    if has_assistant:
+        for s in range(FUTURE_SLOTS):
+            c = b.future[i, board, s]
+            if c >= 0 and tab[COST, c] <= budget:
+                any_take = True
+                if mask is not None:
+                    mask[TAKE_FUTURE + s] = True
+    return any_take
+
+
+@numba.njit(**_JIT)
+def _others_have_taken(b, i):
+    """Only the harbour master still holds his piece (R-ROUND-5)."""
+    held = 0
+    for q in range(b.num_players[i]):
+        held += b.has_piece[i, q] == 1
+    return held == 1
+
+
+@numba.njit(**_JIT)
+def compute_mask(b, tab, contract_ids, i, fulfil, fdirty, mask, res, con):
+    """Game i's legal actions into ``mask`` (cleared first), as ``Game._compute_mask``."""
+    mask[:] = False
+    phase = b.phase[i]
+    if phase == OVER:
+        return
+    if phase == PAY:  # R-SHIP-7
+        for k in range(b.n_options[i]):
+            mask[PAY_ACTION + k] = True
+        return
+    p = b.current_player[i]
+    npend = b.n_pending[i]
+    if npend > 0:  # R-SHIP-6: only add a contract the shipment can take too, or ship
+        n = _resources(b, i, p, res)
+        for j in range(npend):
+            con[j] = b.pending[i, j]
+        for j in range(n):
+            c = res[j]
+            k = tab[NUMBER, c]
+            if k < 0 or b.location[i, c] != HAND + p:
+                continue
+            staged = False
+            for m in range(npend):
+                staged |= b.pending[i, m] == c
+            if staged:
+                continue
+            con[npend] = c
+            trial = np.sort(con[:npend + 1])
+            if feasible(tab, res[:n], trial):
+                mask[ADD_CONTRACT + k] = True
+        mask[SHIP_ACTION] = True
+        return
+    if fdirty[i, p]:
+        fulfil[i, p] = _fulfillable(b, tab, i, p, res, con)
+        fdirty[i, p] = 0
+    bits = fulfil[i, p]
+    k = 0
+    while bits:
+        if bits & 1:
+            mask[ADD_CONTRACT + k] = True
+        bits >>= 1
+        k += 1
+    if phase == CHOOSE_BOARD:
+        for board in range(4):
+            if _choosable(b, i, board):
+                mask[board] = True
+        return
+    money = 0
+    has_assistant = False
+    loc = b.location[i]
+    for c in range(loc.shape[0]):
+        if loc[c] == HAND + p:
+            money += tab[MONEY_VALUE, c]
+            has_assistant |= tab[KIND, c] == ASSISTANT
+    budget = b.cash[i, p] + money
+    _affordable(b, tab, i, b.current_board[i], budget, has_assistant, mask)
+    if phase == TAKE:
+        mask[PASS] = True
+        if p == b.harbour_master[i] and _others_have_taken(b, i):  # R-ROUND-5
+            for board in range(4):
+                if _choosable(b, i, board) and _affordable(b, tab, i, board, budget, has_assistant, None):
+                    mask[board] = True
+
+
+# ------------------------------------------------------------------ one action
+
+@numba.njit(**_JIT)
+def _ask_next(b, i):
+    """The next seat after the current one that still holds his piece, or the harbour master (R-ROUND-2)."""
+    n = b.num_players[i]
+    p = b.current_player[i]
+    while True:
+        p = (p + 1) % n
+        if p == b.harbour_master[i] or b.has_piece[i, p]:
+            break
+    b.current_player[i] = p
+
+
+@numba.njit(**_JIT)
+def _refill(b, i, board):
+    """Refill a board (R-REFILL-1, R-REFILL-2, R-VAR-2), as ``engine._refill``."""
+    loc = b.location[i]
+    for s in range(MAX_SUPPLY):
+        c = b.current[i, board, s]
+        if c >= 0:
+            loc[c] = DISCARD + board
+    slots = np.empty(MAX_SUPPLY, np.int64)
+    moved = 0
+    for s in range(FUTURE_SLOTS):
+        c = b.future[i, board, s]
+        if c >= 0:
+            slots[moved] = c
+            moved += 1
+    top = np.int64(b.deck_top[i, board])
+    end = np.int64(b.deck_end[i, board])
+    size = np.int64(b.supply_size[i])
+    count = min(size - moved, end - top)
+    filled = moved
+    for j in range(count):
+        slots[filled] = b.deck[i, board, top + j]
+        filled += 1
+    top += count
+    for s in range(MAX_SUPPLY):
+        c = slots[s] if s < filled else -1
+        b.current[i, board, s] = c
+        if c >= 0:
+            loc[c] = CURRENT + board
+    upcoming = min(top + FUTURE_SLOTS, end) - top
+    for s in range(FUTURE_SLOTS):
+        c = b.deck[i, board, top + s] if s < upcoming else -1
+        b.future[i, board, s] = c
+        if c >= 0:
+            loc[c] = FUTURE + board
+    b.deck_top[i, board] = top + upcoming
+    if filled < size:  # R-REFILL-2: exhausted for good
+        b.exhausted[i, board] = 1
+
+
+@numba.njit(**_JIT)
+def _discard_bits(b, tab, i, bits):
+    """Move every card of a bitset to its discard pile."""
+    for w in range(WORDS):
+        word = bits[w]
+        for j in range(64):
+            if word >> j & 1:
+                c = w * 64 + j
+                b.location[i, c] = tab[DISCARD_PILE, c]
+
+
+@numba.njit(**_JIT)
+def _settle(b, tab, i, p, paid, fdirty):
+    """Discard the staged contracts and the payment, take the reward (R-SHIP-1, R-SHIP-8)."""
+    _discard_bits(b, tab, i, paid)
+    for j in range(b.n_pending[i]):
+        c = b.pending[i, j]
+        b.location[i, c] = tab[DISCARD_PILE, c]
+        b.cash[i, p] += tab[REWARD, c]
+        b.pending[i, j] = -1
+    b.n_pending[i] = 0
+    b.n_options[i] = 0
+    fdirty[i, p] = 1
+
+
+@numba.njit(**_JIT)
+def _ship(b, tab, i, p, fdirty, res, con):
+    """Fulfil the staged shipment: at once with its only payment option, else enter phase pay (R-SHIP-7)."""
+    n = _resources(b, i, p, res)
+    npend = b.n_pending[i]
+    for j in range(npend):
+        con[j] = b.pending[i, j]
+    count = payment_options(tab, res[:n], np.sort(con[:npend]), b.options[i])
+    b.n_options[i] = count
+    if count == 1:
+        _settle(b, tab, i, p, b.options[i, 0], fdirty)
+    else:
+        b.resume_phase[i] = b.phase[i]
+        b.phase[i] = PAY
+
+
+@numba.njit(**_JIT)
+def _pay_cost(b, tab, i, p, cost, res, bits):
+    """Pay a cost, cashing money cards from hand when cash is short (R-TAKE-3, R-TAKE-4)."""
+    cash = np.int64(b.cash[i, p])
+    if cash < cost:
+        n = _hand(b, i, p, res)
+        bits[:] = 0
+        cheapest_cover(tab, res[:n], cost - cash, bits)
+        for w in range(WORDS):
+            for j in range(64):
+                if bits[w] >> j & 1:
+                    c = w * 64 + j
+                    b.location[i, c] = DISCARD + 3
+                    cash += tab[MONEY_VALUE, c]
+    b.cash[i, p] = cash - cost
+
+
+@numba.njit(**_JIT)
+def _take(b, tab, i, p, slot, assistant, fdirty, res, bits):
+    """Take a card from the chosen board's current (or, with an assistant, future) supply (R-TAKE-1..5)."""
+    board = b.current_board[i]
+    if assistant:  # R-TAKE-2: the lowest assistant goes to the guildhall discard pile
+        loc = b.location[i]
+        for c in range(loc.shape[0]):
+            if loc[c] == HAND + p and tab[KIND, c] == ASSISTANT:
+                loc[c] = DISCARD + 0
+                break
+        card = b.future[i, board, slot]
+        b.future[i, board, slot] = -1
+    else:
+        card = b.current[i, board, slot]
+        b.current[i, board, slot] = -1
+    cost = tab[COST, card]
+    if cost:
+        _pay_cost(b, tab, i, p, cost, res, bits)
+    b.location[i, card] = SHIPS + p if tab[KIND, card] == SHIP else HAND + p  # R-TAKE-5
+    b.has_piece[i, p] = 0
+    fdirty[i, p] = 1
+
+
+@numba.njit(**_JIT)
+def _finish(b, tab, i, fdirty, res, con, bits, paid):
+    """Final fulfilment, cashing and the end of the game (R-SCORE-1)."""
+    loc = b.location[i]
+    for p in range(b.num_players[i]):
+        n = _resources(b, i, p, res)
+        ncon = 0
+        ships = False
+        for j in range(n):
+            c = res[j]
+            if tab[NUMBER, c] >= 0 and loc[c] == HAND + p:
+                con[ncon] = c
+                ncon += 1
+            ships |= loc[c] == SHIPS + p
+        if ncon and ships:
+            bits[:] = 0
+            paid[:] = 0
+            best_fulfilment(tab, res[:n], con[:ncon], bits, paid)
+            _discard_bits(b, tab, i, paid)
+            for w in range(WORDS):
+                for j in range(64):
+                    if bits[w] >> j & 1:
+                        c = w * 64 + j
+                        loc[c] = tab[DISCARD_PILE, c]
+                        b.cash[i, p] += tab[REWARD, c]
+        for c in range(loc.shape[0]):
+            if loc[c] == HAND + p and tab[KIND, c] == MONEY:
+                loc[c] = DISCARD + 3
+                b.cash[i, p] += tab[MONEY_VALUE, c]
+        fdirty[i, p] = 1
+    b.phase[i] = OVER
+    b.current_board[i] = -1
+    b.n_pending[i] = 0
+    b.pending[i, :] = -1
+
+
+@numba.njit(**_JIT)
+def _end_round(b, tab, i, fdirty, res, con, bits, paid):
+    """Refill the chosen boards in board order, then end the game or pass the harbour master on (R-REFILL, R-END-1)."""
+    for board in range(4):  # R-REFILL-1, R-REFILL-3: sorted(chosen_order) is the chosen boards in board order
+        if b.chosen[i, board]:
+            _refill(b, i, board)
+    n = b.num_players[i]
+    exhausted = 0
+    for board in range(4):
+        exhausted += b.exhausted[i, board]
+    if exhausted >= END_THRESHOLD[n]:
+        _finish(b, tab, i, fdirty, res, con, bits, paid)
+        return
+    b.harbour_master[i] = (b.harbour_master[i] + 1) % n  # R-REFILL-4
+    b.round[i] += 1
+    for q in range(n):
+        b.has_piece[i, q] = 1
+    b.chosen[i, :] = 0
+    b.chosen_order[i, :] = -1
+    b.n_chosen[i] = 0
+    b.phase[i] = CHOOSE_BOARD
+    b.current_board[i] = -1
+    b.current_player[i] = b.harbour_master[i]
+
+
+@numba.njit(**_JIT)
+def apply(b, tab, contract_ids, i, a, fdirty, res, con, bits, paid):
+    """Apply legal action ``a`` of game i's current player, as ``Game.step`` after its legality check."""
+    h = b.n_history[i]
+    b.history[i, h] = a
+    b.n_history[i] = h + 1
+    p = b.current_player[i]
+    if a >= PAY_ACTION:
+        _settle(b, tab, i, p, b.options[i, a - PAY_ACTION], fdirty)
+        b.phase[i] = b.resume_phase[i]
+        b.resume_phase[i] = -1
+    elif a == SHIP_ACTION:
+        _ship(b, tab, i, p, fdirty, res, con)
+    elif a >= ADD_CONTRACT:
+        b.pending[i, b.n_pending[i]] = contract_ids[a - ADD_CONTRACT]
+        b.n_pending[i] += 1
+    elif a == PASS:
+        if p != b.harbour_master[i]:
+            _ask_next(b, i)
+        elif _others_have_taken(b, i) or not (_choosable(b, i, 0) or _choosable(b, i, 1) or _choosable(b, i, 2)
+                                               or _choosable(b, i, 3)):  # R-ROUND-5, R-ROUND-4
+            _end_round(b, tab, i, fdirty, res, con, bits, paid)
+        else:
+            b.phase[i] = CHOOSE_BOARD
+            b.current_board[i] = -1
+    elif a >= TAKE_ACTION:
+        if a >= TAKE_FUTURE:
+            _take(b, tab, i, p, a - TAKE_FUTURE, True, fdirty, res, bits)
+        else:
+            _take(b, tab, i, p, a - TAKE_ACTION, False, fdirty, res, bits)
+        if p == b.harbour_master[i]:  # R-ROUND-3
+            _end_round(b, tab, i, fdirty, res, con, bits, paid)
+        else:
+            _ask_next(b, i)
+    else:  # choose board a
+        b.chosen[i, a] = 1
+        b.chosen_order[i, b.n_chosen[i]] = a
+        b.n_chosen[i] += 1
+        b.current_board[i] = a
+        if b.phase[i] == TAKE:  # R-ROUND-5: the harbour master chose a board to take from
+            b.phase[i] = MUST_TAKE
+        else:  # R-ROUND-2: ask from the left of the harbour master
+            b.phase[i] = TAKE
+            b.current_player[i] = b.harbour_master[i]
+            _ask_next(b, i)
+
+
+# ------------------------------------------------------------------ over the batch
+
+@numba.njit(**_JIT)
+def _scratch():
+    return (np.empty(256, np.int64), np.empty(64, np.int64), np.zeros(WORDS, np.int64), np.zeros(WORDS, np.int64))
+
+
+@numba.njit(**_JIT)
+def masks_of(b, tab, contract_ids, fulfil, fdirty, out, rows):
+    """The legal masks of games ``rows`` into ``out[rows]`` (bool[B, NUM_ACTIONS])."""
+    res, con, _, _ = _scratch()
+    for i in rows:
+        compute_mask(b, tab, contract_ids, i, fulfil, fdirty, out[i], res, con)
+
+
+@numba.njit(**_JIT)
+def step(b, tab, contract_ids, acts, fulfil, fdirty, mask, ended):
+    """Apply ``acts[i]`` to every running game (legality checked by the caller), then refresh ``mask``.
+
+    ``ended[i]`` is set where game i ended on this step.
+    """
+    res, con, bits, paid = _scratch()
+    for i in range(acts.shape[0]):
+        ended[i] = False
+        if b.phase[i] == OVER:
+            continue
+        apply(b, tab, contract_ids, i, acts[i], fdirty, res, con, bits, paid)
+        ended[i] = b.phase[i] == OVER
+        compute_mask(b, tab, contract_ids, i, fulfil, fdirty, mask[i], res, con)
+
+
+@numba.njit(**_JIT)
+def holdings(b, tab, building_vp, bankers):
+    """Per game and seat: the VP of the buildings and the number of bankers in hand (R-SCORE-2, R-SCORE-3)."""
+    building_vp[:] = 0
+    bankers[:] = 0
+    for i in range(building_vp.shape[0]):
+        n = b.num_players[i]
+        loc = b.location[i]
+        for c in range(loc.shape[0]):
+            q = loc[c] - HAND
+            if 0 <= q < n:
+                kind = tab[KIND, c]
+                if kind == BUILDING:
+                    building_vp[i, q] += tab[VP, c]
+                elif kind == BANKER:
+                    bankers[i, q] += 1

@@ -1,0 +1,137 @@
+"""VectorGame against the single engine: the same deals, masks, players, positions and scores, step by step."""
+
+import numpy as np
+import pytest
+
+from packetrow_env import actions
+from packetrow_env.engine import Game, IllegalActionError
+from packetrow_env.scoring import final_rewards
+from packetrow_env.vector import VectorGame
+
+
+def choose(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A random legal action per game, staging and shipping contracts often (the pay phase gets played)."""
+    weight = rng.random(mask.shape)
+    weight[:, actions.ADD_CONTRACT:] += 0.5
+    return np.where(mask, weight, -1.0).argmax(axis=1)
+
+
+def play_both(num_players, seeds, rng, check=None):
+    """Play a VectorGame and one Game per seed with the same random actions to the end, comparing every step."""
+    vg = VectorGame(num_players, seeds=seeds)
+    counts = np.broadcast_to(num_players, len(seeds))
+    games = [Game.new(int(n), seed=s) for n, s in zip(counts, seeds)]
+    paid = 0
+    while not vg.is_over.all():
+        mask = vg.legal_action_mask()
+        for i, g in enumerate(games):
+            assert np.array_equal(mask[i], g.legal_action_mask()), (i, g.to_dict())
+            assert vg.current_player[i] == (-1 if g.is_over else g.current_player)
+            assert vg.payment_options(i) == g.payment_options()
+        if check is not None:
+            check(vg, games)
+        acts = choose(mask, rng)
+        paid += int((acts >= actions.PAY).sum())
+        vg.step(acts)
+        for i, g in enumerate(games):
+            if not g.is_over:
+                g.step(int(acts[i]))
+    for i, g in enumerate(games):
+        assert vg.game(i).to_dict() == g.to_dict()
+        scores = g.scores()
+        vp, cash = vg.scores()
+        assert vp[i, :g.num_players].tolist() == [row["vp"] for row in scores]
+        assert cash[i, :g.num_players].tolist() == [row["cash"] for row in scores]
+        for mode in ("rank", "win", "vp"):
+            assert np.allclose(vg.rewards(mode)[i, :g.num_players], final_rewards(scores, mode))
+    return vg, paid
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4, 5])
+def test_batch_plays_exactly_as_game(num_players):
+    """Masks, players, payment options (R-SHIP-7), final positions and scores equal the single engine's."""
+    vg, paid = play_both(num_players, list(range(100 * num_players, 100 * num_players + 6)),
+                         np.random.default_rng(num_players))
+    assert vg.is_over.all()
+    assert paid > 0  # the pay phase was played
+
+
+def test_mixed_player_counts():
+    """One batch may hold games of every player count."""
+    counts = [2, 3, 4, 5, 5, 2]
+    vg, _ = play_both(np.array(counts), list(range(6)), np.random.default_rng(7))
+    assert vg.num_players.tolist() == counts
+
+
+def test_deal_equals_game_new():
+    """Game i is dealt as Game.new(num_players, seed=seeds[i]) (R-SETUP-1..7)."""
+    vg = VectorGame(3, seeds=[5, 17, 99])
+    for i, seed in enumerate([5, 17, 99]):
+        assert vg.game(i).to_dict() == Game.new(3, seed=seed).to_dict()
+
+
+def test_illegal_action_raises_and_changes_nothing():
+    """An illegal action in a running game names the game and the action, and no game moves."""
+    vg = VectorGame(4, seeds=range(4))
+    before = [vg.game(i).to_dict() for i in range(4)]
+    mask = vg.legal_action_mask()
+    acts = mask.argmax(axis=1)
+    acts[2] = actions.SHIP  # not legal at the start
+    with pytest.raises(IllegalActionError, match=r"game 2: action 47 \(ship\) is not legal"):
+        vg.step(acts)
+    assert [vg.game(i).to_dict() for i in range(4)] == before
+    assert np.array_equal(vg.legal_action_mask(), mask)
+    for bad in (np.zeros(3, int), np.zeros(4), np.full(4, actions.NUM_ACTIONS)):
+        with pytest.raises(ValueError):
+            vg.step(bad)
+    assert [vg.game(i).to_dict() for i in range(4)] == before
+
+
+def test_finished_games_ignore_actions_and_reset():
+    """Over games ignore their actions, report -1 and empty masks; reset re-deals them as Game.new."""
+    rng = np.random.default_rng(0)
+    vg = VectorGame(2, seeds=[1, 2])
+    while not vg.is_over.all():
+        vg.step(choose(vg.legal_action_mask(), rng))
+    final = vg.game(0).to_dict()
+    vg.step(np.array([99, -5]))  # ignored: both games are over
+    assert vg.game(0).to_dict() == final
+    assert vg.current_player.tolist() == [-1, -1]
+    assert not vg.legal_action_mask().any()
+    assert (vg.rewards("rank").sum(axis=1) == 0).all()
+    vg.reset([1], seeds=[42])
+    assert vg.game(1).to_dict() == Game.new(2, seed=42).to_dict()
+    assert vg.is_over.tolist() == [True, False]
+    assert (vg.rewards()[1] == 0).all()
+
+
+def test_autoreset_reports_final_rewards_then_redeals():
+    """With autoreset, a finished game's rewards are readable after the step that ended it, and it is re-dealt
+    with the next seeds of the batch's sequence."""
+    rng = np.random.default_rng(3)
+    vg = VectorGame(2, seeds=[0, 1], autoreset=True)
+    ref = VectorGame(2, seeds=[0, 1])
+    while not vg.ended.any():
+        acts = choose(vg.legal_action_mask(), rng)
+        vg.step(acts)
+        ref.step(acts)
+    done = np.flatnonzero(vg.ended)
+    assert np.array_equal(vg.rewards("vp")[done], ref.rewards("vp")[done])
+    assert not vg.is_over.any()
+    for k, i in enumerate(done):
+        assert vg.game(int(i)).to_dict() == Game.new(2, seed=2 + k).to_dict()
+
+
+def test_bad_setup_is_refused():
+    """Clear errors for bad player counts, seeds and indices."""
+    with pytest.raises(ValueError, match="num_players"):
+        VectorGame(6, seeds=[0])
+    with pytest.raises(ValueError, match="one per game"):
+        VectorGame([2, 3], seeds=[0])
+    with pytest.raises(ValueError, match="seeds"):
+        VectorGame(2, seeds=[-1])
+    vg = VectorGame(2, seeds=[0, 1])
+    with pytest.raises(ValueError, match="game index"):
+        vg.game(2)
+    with pytest.raises(ValueError, match="one seed per game"):
+        vg.reset([0, 1], seeds=[3])
