@@ -129,6 +129,10 @@ _UNSEEN_ROW = _DISCARDED_ROW + 1
 _BLOCK_ROWS = _UNSEEN_ROW + 1
 _DECK_ROWS = _BLOCK_ROWS  # online and full only: appended after the common vector
 _TRASH_ROW = _DECK_ROWS + NUM_BOARDS  # counted elsewhere (ships) or overwritten (supplies)
+# The count rows by name (first row, number of rows), for readers of ``Encoder.known_counts``.
+COUNT_ROWS = {"current_supply": (_CURRENT_ROWS, 4 * MAX_SUPPLY), "future_supply": (_FUTURE_ROWS, 4 * FUTURE_SLOTS),
+              "hands": (_HAND_ROWS, MAX_PLAYERS), "discarded": (_DISCARDED_ROW, 1), "unseen": (_UNSEEN_ROW, 1),
+              "deck_contents": (_DECK_ROWS, NUM_BOARDS)}
 
 
 class Encoder:
@@ -204,30 +208,56 @@ class Encoder:
     def encode(self, game, seat: int, mode: str = "tracked") -> np.ndarray:
         """The observation vector of ``seat`` in ``mode`` (float32, length ``size``)."""
         s = game.state
+        counts, order, ship_rows, holds = self.known_counts(s, seat, mode)
+        size = self._sizes[mode]
+        out = np.empty(size, dtype=np.float32)
+        out[self._block] = counts[:_BLOCK_ROWS * self.num_types]
+        if size != self.size:  # deck_contents (R-INFO-4)
+            out[self.size:] = counts[_DECK_ROWS * self.num_types:_TRASH_ROW * self.num_types]
+        out[:self._header] = self.header(s, order, holds)
+        ships = np.bincount(ship_rows[s.location[self._ship_ids]] + self._ship_destination,
+                            minlength=(MAX_PLAYERS + 1) * len(DESTINATIONS))
+        out[self._ships] = ships[:MAX_PLAYERS * len(DESTINATIONS)]
+        out[self._pending:self._block.start] = 0
+        if s.pending:
+            out[self._pending + self.cards.contract_number[s.pending]] = 1
+        out[self._paying:self._options.stop] = 0
+        if s.phase == PAY:
+            out[self._paying] = 1
+            options = game.payment_options()
+            rows = self._option_rows
+            block = out[self._options].reshape(MAX_PAYMENT_OPTIONS, len(OPTION_FEATURES))
+            for k, option in enumerate(options):
+                block[k] = rows[list(option)].sum(axis=0)
+            block[:len(options), 0] = 1
+        return out
+
+    def known_counts(self, s, seat: int, mode: str) -> tuple[np.ndarray, list[int], np.ndarray, list[int]]:
+        """What ``seat`` knows of the cards, from ``knowledge``: (card-type counts of every count row, seats in
+        his order, location -> ship row, per seat in his order whether he still holds his starting contract).
+
+        The counts are one bincount of ``ROWS * num_types`` values: row ``r`` (see ``COUNT_ROWS``) of type ``t``
+        at ``r * num_types + t``. Shared with the compact encoding, so both read the same knowledge.
+        """
         n = s.num_players
-        f = self.num_types
-        location = s.location
         rows, order, ship_rows = self._observer(n, seat, mode)
-        key = rows[location]
+        key = rows[s.location]
         supply = s.buffer[self._supply]
         filled = supply >= 0
         key[supply[filled]] = self._supply_keys[filled]
         hidden, known_holds = knowledge.starting_contracts(s, self.cards, seat, mode)  # mode checked by _observer
         if hidden:
-            key[hidden] = _UNSEEN_ROW * f  # R-INFO-3
+            key[hidden] = _UNSEEN_ROW * self.num_types  # R-INFO-3
         holds = [known_holds[q] or 0 for q in order]
+        counts = np.bincount(key + self.type_of, minlength=(_TRASH_ROW + 1) * self.num_types)
+        return counts, order, ship_rows, holds
 
-        size = self._sizes[mode]
-        out = np.empty(size, dtype=np.float32)
-        counts = np.bincount(key + self.type_of, minlength=(_TRASH_ROW + 1) * f)
-        out[self._block] = counts[:_BLOCK_ROWS * f]
-        if size != self.size:  # deck_contents (R-INFO-4)
-            out[self.size:] = counts[_DECK_ROWS * f:_TRASH_ROW * f]
-
+    def header(self, s, order: list[int], holds: list[int]) -> list[float]:
+        """The scalar pieces before ``ships`` (num_players .. holds_starting_contract), as Python floats."""
+        n = s.num_players
         over = s.phase == 3
-        paying = s.phase == PAY
         phase = [0.0] * 4
-        phase[s.resume_phase if paying else s.phase] = 1.0
+        phase[s.resume_phase if s.phase == PAY else s.phase] = 1.0
         board = [0.0] * 4
         if s.current_board >= 0:
             board[s.current_board] = 1.0
@@ -240,26 +270,8 @@ class Encoder:
             seats += (1.0, cash[q] / CASH_SCALE, has_piece[q], q == s.harbour_master,
                       not over and q == s.current_player)
         seats += [0.0] * (len(SEAT_FEATURES) * (MAX_PLAYERS - n))
-        header = (count + [s.round / (s.round + ROUND_HALF)] + phase + board + s.chosen.tolist() + s.exhausted.tolist()
-                  + ((s.deck_end - s.deck_top) / MAX_DECK).tolist() + seats + holds + [0] * (MAX_PLAYERS - n))
-        out[:self._header] = header
-
-        ships = np.bincount(ship_rows[location[self._ship_ids]] + self._ship_destination,
-                            minlength=(MAX_PLAYERS + 1) * len(DESTINATIONS))
-        out[self._ships] = ships[:MAX_PLAYERS * len(DESTINATIONS)]
-        out[self._pending:self._block.start] = 0
-        if s.pending:
-            out[self._pending + self.cards.contract_number[s.pending]] = 1
-        out[self._paying:self._options.stop] = 0
-        if paying:
-            out[self._paying] = 1
-            options = game.payment_options()
-            rows = self._option_rows
-            block = out[self._options].reshape(MAX_PAYMENT_OPTIONS, len(OPTION_FEATURES))
-            for k, option in enumerate(options):
-                block[k] = rows[list(option)].sum(axis=0)
-            block[:len(options), 0] = 1
-        return out
+        return (count + [s.round / (s.round + ROUND_HALF)] + phase + board + s.chosen.tolist() + s.exhausted.tolist()
+                + ((s.deck_end - s.deck_top) / MAX_DECK).tolist() + seats + holds + [0] * (MAX_PLAYERS - n))
 
     def v0_observation(self, vector: np.ndarray) -> np.ndarray:
         """The v0 observation inside a v1 one (one vector or a batch): the prefix, round back to round / 20."""
