@@ -1,0 +1,209 @@
+"""Compact observations of a whole batch in one compiled kernel: bit for bit ``CompactEncoder.encode``.
+
+What a seat knows comes from ``knowledge``: the kernel reads its ``location_view`` tables (per player count,
+observer and mode) and applies the one exception it names, the opponents' still-held starting contracts
+that are not staged (``knowledge.starting_contracts``), the same way. The card facts come from
+``vector.tables`` and the layout from ``CompactEncoder``; tests/test_observe_compact.py compares the two
+encoders on batches of random games.
+
+    enc = CompactBatchEncoder(cards, "tracked")
+    out = np.empty((B, enc.size), np.float32)
+    enc.encode(batch, seats, out)          # seats[i] < 0: row i is zeros
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .. import knowledge
+from ..cards import NUM_CARDS, SHIP, Catalogue, resolve
+from ..compact_observation import NUM_SLOTS, encoder as compact_encoder
+from ..knowledge import DECK_CONTENTS_MODES, MODES, OPPONENT_HAND_MODES, check_mode
+from ..observation import CASH_SCALE, ROUND_HALF, VALUE_SCALE
+from ..state import DECK, DISCARD, HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, NUM_BOARDS, NUM_LOCATIONS, OVER, PAY, \
+    REMOVED, SHIPS
+from . import tables
+from .batch import Batch
+
+# Offsets passed to the kernel, in this order.
+_OFFSETS = ("num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes", "seats",
+            "holds_starting_contract", "ships", "pending_shipment", "paying", "payment_options", "hands",
+            "discarded")
+(O_COUNT, O_ROUND, O_PHASE, O_BOARD, O_CHOSEN, O_EXHAUSTED, O_DECKS, O_SEATS, O_HOLDS, O_SHIPS, O_PENDING, O_PAYING,
+ O_OPTIONS, O_HANDS, O_DISCARDED) = range(len(_OFFSETS))
+_SEAT_WIDTH = 5  # observation.SEAT_FEATURES
+
+
+class CompactBatchEncoder:
+    """Compact observations of one catalogue and mode for batches (``CompactEncoder``'s layout and values)."""
+
+    def __init__(self, cards: Catalogue | None, mode: str = "tracked"):
+        self.cards = cards = resolve(cards)
+        self.mode = check_mode(mode)
+        compact = self.compact = compact_encoder(cards)
+        self.size = compact.size_of(mode)
+        by_name = {p.name: p for p in compact.pieces_of(mode)}
+        self._offsets = np.array([by_name[name].offset for name in _OFFSETS], dtype=np.int64)
+        table = tables.table(cards)
+        self._type = table[tables.TYPE].astype(np.int64)
+        self._number = table[tables.NUMBER].astype(np.int64)
+        self._is_ship = (table[tables.KIND] == SHIP).astype(np.int8)
+        f = compact.num_types
+        self._hand_col = np.full(f, -1, np.int64)
+        self._hand_col[compact.hand_types] = np.arange(len(compact.hand_types))
+        self._ship_col = np.full(f, -1, np.int64)
+        self._ship_col[compact.ship_types] = np.arange(len(compact.ship_types))
+        self._deck_col = np.full((NUM_BOARDS, f), -1, np.int64)  # offset of (board, type) in the deck pieces
+        if mode in DECK_CONTENTS_MODES:
+            start = compact.size
+            for b, types in enumerate(compact.board_types):
+                self._deck_col[b, types] = start + np.arange(len(types))
+                start += len(types)
+        self._option_rows = compact._option_rows
+        # knowledge.location_view per (player count, observer): true location -> the location he sees.
+        self._view = np.zeros((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS + 1), np.int64)
+        for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
+            for seat in range(n):
+                self._view[n, seat] = knowledge.location_view(n, seat, mode)
+        # knowledge.starting_contracts: which opponents' held starting contracts are hidden, whose holds are known.
+        self._hides_starts = mode != "full"
+        self._holds_known = mode in OPPONENT_HAND_MODES
+
+    def encode(self, batch: Batch, seats: np.ndarray, out: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Fill ``out[i]`` (float32[B, size]) with seat ``seats[i]``'s compact observation of game i, for every i
+        of ``rows`` (default all); zeros where ``seats[i] < 0``. Returns ``out``."""
+        num_games = len(batch.num_players)
+        seats = np.asarray(seats, dtype=np.int64)
+        rows = np.arange(num_games, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+        if seats.shape != (num_games,):
+            raise ValueError(f"seats must hold one seat per game ({num_games}), got shape {seats.shape}")
+        if out.dtype != np.float32 or out.shape != (num_games, self.size):
+            raise ValueError(f"out must be float32[{num_games}, {self.size}], got {out.dtype}{list(out.shape)}")
+        if rows.size and (rows.min() < 0 or rows.max() >= num_games):
+            raise ValueError(f"rows must be game indices 0-{num_games - 1}")
+        bad = rows[seats[rows] >= batch.num_players[rows]]
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f"game {i} has {batch.num_players[i]} players, so no seat {seats[i]}")
+        _encode(batch.location, batch.deck_top, batch.deck_end, batch.current, batch.future, batch.exhausted,
+                batch.chosen, batch.cash, batch.has_piece, batch.starting_contract, batch.num_players, batch.round,
+                batch.harbour_master, batch.current_player, batch.phase, batch.resume_phase, batch.current_board,
+                batch.pending, batch.n_pending, batch.options, batch.n_options, seats, rows, self._view,
+                self._hides_starts, self._holds_known, self._type, self._number, self._is_ship, self._hand_col,
+                self._ship_col, self._deck_col, self._option_rows, self._offsets, out)
+        return out
+
+
+def observe_compact(batch: Batch, seats, mode: str = "tracked", cards: Catalogue | None = None) -> np.ndarray:
+    """float32[B, size]: each game's compact observation from ``seats[i]`` (zeros where negative)."""
+    enc = CompactBatchEncoder(cards, mode)
+    return enc.encode(batch, seats, np.empty((len(batch.num_players), enc.size), np.float32))
+
+
+@numba.njit(cache=True)
+def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, cash, has_piece, starting_contract,
+            num_players, rnd, harbour_master, current_player, phase, resume_phase, current_board, pending, n_pending,
+            options, n_options, seats, rows, view, hides_starts, holds_known, type_of, number, is_ship, hand_col,
+            ship_col, deck_col, option_rows, off, out):
+    num_cards = location.shape[1]
+    hidden = np.zeros(num_cards, np.bool_)
+    sums = np.zeros(option_rows.shape[1], np.int64)
+    slots = current.shape[2]
+    future_slots = future.shape[2]
+    ship_types = off[O_PENDING] - off[O_SHIPS]
+    ship_types //= MAX_PLAYERS
+    hand_types = (off[O_DISCARDED] - off[O_HANDS]) // MAX_PLAYERS
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        o = out[i]
+        o[:] = 0.0
+        seat = seats[i]
+        if seat < 0:
+            continue
+        n = num_players[i]
+        ph = phase[i]
+        # Supply slots: card type + 1, 0 = empty (current 4 x 4, then future 4 x 2).
+        for b in range(NUM_BOARDS):
+            for k in range(slots):
+                c = current[i, b, k]
+                if c >= 0:
+                    o[b * slots + k] = type_of[c] + 1
+            for k in range(future_slots):
+                c = future[i, b, k]
+                if c >= 0:
+                    o[NUM_BOARDS * slots + b * future_slots + k] = type_of[c] + 1
+        # Header (observation.Encoder.header).
+        o[off[O_COUNT] + n - 2] = 1.0
+        o[off[O_ROUND]] = rnd[i] / (rnd[i] + ROUND_HALF)
+        o[off[O_PHASE] + (resume_phase[i] if ph == PAY else ph)] = 1.0
+        if current_board[i] >= 0:
+            o[off[O_BOARD] + current_board[i]] = 1.0
+        for b in range(NUM_BOARDS):
+            o[off[O_CHOSEN] + b] = chosen[i, b]
+            o[off[O_EXHAUSTED] + b] = exhausted[i, b]
+            o[off[O_DECKS] + b] = (deck_end[i, b] - deck_top[i, b]) / MAX_DECK
+        for k in range(n):
+            q = (seat + k) % n
+            base = off[O_SEATS] + k * _SEAT_WIDTH
+            o[base] = 1.0
+            o[base + 1] = cash[i, q] / CASH_SCALE
+            o[base + 2] = has_piece[i, q]
+            o[base + 3] = 1.0 if q == harbour_master[i] else 0.0
+            o[base + 4] = 1.0 if ph != OVER and q == current_player[i] else 0.0
+            start = starting_contract[i, q]
+            holds = location[i, start] == HAND + q
+            if holds and (holds_known or k == 0):
+                o[off[O_HOLDS] + k] = 1.0
+            # knowledge.starting_contracts: an opponent's held starting contract is hidden unless staged.
+            if hides_starts and holds and k != 0:
+                staged = False
+                for j in range(n_pending[i]):
+                    if pending[i, j] == start:
+                        staged = True
+                hidden[start] = not staged
+        for j in range(n_pending[i]):
+            o[off[O_PENDING] + number[pending[i, j]]] = 1.0
+        # Card counts: hands, discard piles, face-up ships, and (deck-content modes) decks.
+        seen = view[n, seat]
+        for c in range(num_cards):
+            code = location[i, c]
+            t = type_of[c]
+            if code >= SHIPS:  # ships are public: counted at their true place
+                if is_ship[c]:
+                    k = (code - SHIPS - seat) % n
+                    o[off[O_SHIPS] + k * ship_types + ship_col[t]] += 1.0
+                continue
+            if hidden[c]:
+                hidden[c] = False
+                continue
+            v = seen[code]
+            if HAND <= v < HAND + MAX_PLAYERS:
+                k = (v - HAND - seat) % n
+                o[off[O_HANDS] + k * hand_types + hand_col[t]] += 1.0
+            elif DISCARD <= v < DISCARD + NUM_BOARDS:
+                o[off[O_DISCARDED] + t] += 1.0
+            elif DECK <= v < DECK + NUM_BOARDS and v < REMOVED:
+                col = deck_col[v - DECK, t]
+                if col >= 0:
+                    o[col] += 1.0
+        if ph == PAY:
+            o[off[O_PAYING]] = 1.0
+            width = option_rows.shape[1]
+            for k in range(n_options[i]):
+                sums[:] = 0
+                for w in range(options.shape[2]):
+                    bits = options[i, k, w]
+                    for j in range(64):
+                        if (bits >> j) & 1:
+                            c = w * 64 + j
+                            for x in range(width):
+                                sums[x] += option_rows[c, x]
+                base = off[O_OPTIONS] + k * width
+                for x in range(width - 1):
+                    o[base + x] = sums[x]
+                o[base + width - 1] = sums[width - 1] / VALUE_SCALE
+    return out
+
+
+__all__ = ["CompactBatchEncoder", "NUM_SLOTS", "observe_compact"]

@@ -1,0 +1,108 @@
+"""The batch kernel's compact observations equal ``CompactEncoder.encode`` bit for bit (R-INFO-1..4).
+
+Batches of random games of 2-5 players (phase pay and finished games included) are packed into a ``Batch``
+and encoded for every seat, in every mode, and in a custom catalogue.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from packetrow_env import actions
+from packetrow_env.compact_observation import CompactEncoder, encoder
+from packetrow_env.engine import Game
+from packetrow_env.observation import MODES
+from packetrow_env.state import PAY
+from packetrow_env.vector.batch import WORDS, allocate
+from packetrow_env.vector.observe_compact import CompactBatchEncoder, observe_compact
+from tests.positions import random_play
+from tests.test_compact_observation import custom_catalogue
+
+
+def pack(games):
+    """A Batch holding ``games`` (row i = games[i]), payment options as card bitsets."""
+    batch = allocate(len(games))
+    for i, game in enumerate(games):
+        s = game.state
+        n = s.num_players
+        for name in ("location", "deck", "deck_top", "deck_end", "current", "future", "exhausted", "chosen",
+                     "cash", "has_piece"):
+            getattr(batch, name)[i] = getattr(s, name)
+        batch.starting_contract[i, :n] = s.starting_contract[:n]
+        for name in ("num_players", "supply_size", "round", "harbour_master", "current_player", "phase",
+                     "resume_phase", "current_board"):
+            getattr(batch, name)[i] = getattr(s, name)
+        batch.chosen_order[i, :len(s.chosen_order)] = s.chosen_order
+        batch.n_chosen[i] = len(s.chosen_order)
+        batch.pending[i, :len(s.pending)] = s.pending
+        batch.n_pending[i] = len(s.pending)
+        options = game.payment_options()
+        batch.n_options[i] = len(options)
+        for k, option in enumerate(options):
+            bits = np.zeros(WORDS, np.uint64)
+            for c in option:
+                bits[c // 64] |= np.uint64(1) << np.uint64(c % 64)
+            batch.options[i, k] = bits.view(np.int64)
+    return batch
+
+
+def random_games(cards, count: int, seed: int) -> list[Game]:
+    """``count`` games of 2-5 players played to the end (shipping and paying often); copies of them at random
+    steps and at every pay phase, and the finished games."""
+    rng = np.random.default_rng(seed)
+    positions = []
+    for j in range(count):
+        game = Game.new(2 + j % 4, seed=int(rng.integers(1 << 30)), cards=cards)
+        while not game.is_over:
+            if game.state.phase == PAY or rng.random() < 0.02:
+                positions.append(game.clone())
+            legal = game.legal_actions()
+            late = [a for a in legal if a >= actions.ADD_CONTRACT]
+            game.step(int(rng.choice(late if late and rng.random() < 0.5 else legal)))
+        positions.append(game)
+    return positions
+
+
+def check(compact: CompactEncoder, games: list[Game]) -> None:
+    batch = pack(games)
+    for mode in MODES:
+        enc = CompactBatchEncoder(compact.cards, mode)
+        for seat in range(5):
+            seats = np.array([seat if seat < g.num_players else -1 for g in games])
+            out = np.full((len(games), enc.size), np.nan, np.float32)
+            enc.encode(batch, seats, out)
+            for i, game in enumerate(games):
+                if seats[i] < 0:
+                    assert (out[i] == 0).all()
+                else:
+                    expected = compact.encode(game, seat, mode)
+                    assert out[i].tobytes() == expected.tobytes(), (mode, i, seat, np.flatnonzero(out[i] != expected))
+
+
+def test_kernel_equals_the_compact_encoder_on_random_games():
+    games = random_games(None, 12, seed=0)
+    assert sum(g.state.phase == PAY for g in games) >= 10 and sum(g.is_over for g in games) == 12
+    assert {g.num_players for g in games} == {2, 3, 4, 5} and len(games) > 60
+    check(encoder(), games)
+
+
+def test_kernel_equals_the_compact_encoder_in_a_custom_catalogue(tmp_path):
+    cards = custom_catalogue(tmp_path)
+    check(CompactEncoder(cards), random_games(cards, 4, seed=1))
+
+
+def test_kernel_fills_only_the_rows_asked_for():
+    games = [random_play(Game.new(2 + j % 4, seed=j), 30 * j, j) for j in range(6)]
+    enc = CompactBatchEncoder(None, "tracked")
+    out = np.full((6, enc.size), 7.0, np.float32)
+    enc.encode(pack(games), np.zeros(6, np.int64), out, rows=np.array([1, 4]))
+    assert (out[[0, 2, 3, 5]] == 7.0).all()
+    assert out[1].tobytes() == encoder().encode(games[1], 0).tobytes()
+    np.testing.assert_array_equal(observe_compact(pack(games), [0] * 6)[4], encoder().encode(games[4], 0))
+
+
+def test_kernel_refuses_a_seat_beyond_the_players():
+    batch = pack([Game.new(2, seed=0)])
+    with pytest.raises(ValueError, match="game 0 has 2 players, so no seat 3"):
+        observe_compact(batch, [3])

@@ -1,0 +1,68 @@
+"""A features extractor for SB3 policies reading the compact observation (``packetrow_env.compact_observation``).
+
+The compact vector holds each supply slot's card type as one index float (0 = empty, else type + 1). The
+extractor looks every index up in one small embedding shared by all slots and concatenates the embeddings
+with the other floats, which it passes through unchanged:
+
+    from packetrow_train.compact_extractor import compact_policy_kwargs
+    model = MaskablePPO("MlpPolicy", env, policy_kwargs=compact_policy_kwargs(net_arch=[128, 128]))
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import torch
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+EMBED_DIM = 8
+
+
+class CompactExtractor(BaseFeaturesExtractor):
+    """Embeds the card-type index floats of a compact observation and concatenates the other floats."""
+
+    def __init__(self, observation_space: gym.spaces.Box, index_slices: tuple[tuple[int, int], ...] = ((0, 24),),
+                 num_types: int = 68, embed_dim: int = EMBED_DIM):
+        size = int(np.prod(observation_space.shape))
+        if len(observation_space.shape) != 1:
+            raise ValueError(f"CompactExtractor reads flat observations, got shape {observation_space.shape}")
+        is_index = np.zeros(size, dtype=bool)
+        for start, stop in index_slices:
+            if not 0 <= start < stop <= size:
+                raise ValueError(f"index slice ({start}, {stop}) is outside the observation's {size} floats")
+            is_index[start:stop] = True
+        if num_types < 1 or embed_dim < 1:
+            raise ValueError(f"num_types and embed_dim must be positive, got {num_types} and {embed_dim}")
+        indices, rest = np.flatnonzero(is_index), np.flatnonzero(~is_index)
+        super().__init__(observation_space, features_dim=len(rest) + len(indices) * embed_dim)
+        self.num_types = num_types
+        self.embedding = nn.Embedding(num_types + 1, embed_dim)  # row 0: an empty slot
+        # One contiguous block at each end needs no gather (the compact layout puts the indices first).
+        self._head = int(indices.size) if indices.size and indices[-1] == indices.size - 1 else None
+        self.register_buffer("_indices", torch.as_tensor(indices, dtype=torch.long), persistent=False)
+        self.register_buffer("_rest", torch.as_tensor(rest, dtype=torch.long), persistent=False)
+
+    def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        """(batch, size) observations -> (batch, features_dim) features."""
+        if self._head is not None:
+            index, rest = observations[:, :self._head], observations[:, self._head:]
+        else:
+            index, rest = observations[:, self._indices], observations[:, self._rest]
+        # Index floats are small whole numbers; round before the cast so that no float error picks a neighbour.
+        index = torch.round(index).long().clamp_(0, self.num_types)
+        return torch.cat([self.embedding(index).flatten(1), rest], dim=1)
+
+
+def extractor_kwargs(cards=None, embed_dim: int = EMBED_DIM) -> dict:
+    """``features_extractor_kwargs`` for a catalogue's compact observation (the default catalogue when None)."""
+    from packetrow_env.compact_observation import encoder
+    compact = encoder(cards)
+    return {"index_slices": tuple((s.start, s.stop) for s in compact.index_slices), "num_types": compact.num_types,
+            "embed_dim": embed_dim}
+
+
+def compact_policy_kwargs(cards=None, embed_dim: int = EMBED_DIM, **policy_kwargs) -> dict:
+    """SB3 ``policy_kwargs`` with the CompactExtractor (further policy kwargs, e.g. net_arch, passed through)."""
+    return dict(policy_kwargs, features_extractor_class=CompactExtractor,
+                features_extractor_kwargs=extractor_kwargs(cards, embed_dim))
