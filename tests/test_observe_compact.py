@@ -106,3 +106,27 @@ def test_kernel_refuses_a_seat_beyond_the_players():
     batch = pack([Game.new(2, seed=0)])
     with pytest.raises(ValueError, match="game 0 has 2 players, so no seat 3"):
         observe_compact(batch, [3])
+
+
+def test_kernel_on_a_vector_game_batch_equals_the_compact_encoder_of_its_games():
+    """The batch as VectorGame steps it (not packed from Games): the acting seats' observations, every fourth step
+    and every step in phase pay."""
+    from packetrow_env.vector import VectorGame
+    rng = np.random.default_rng(3)
+    vg = VectorGame([2, 3, 4, 5], seeds=list(range(4)))
+    encoders = {mode: CompactBatchEncoder(None, mode) for mode in MODES}
+    paying = step = 0
+    while step < 120:  # VectorGame steps in its own time; 120 steps reach several pay phases
+        mask = vg.legal_action_mask()
+        seats = vg.current_player
+        step += 1
+        for mode, enc in encoders.items() if step % 4 == 0 or (vg.batch.phase == PAY).any() else ():
+            out = enc.encode(vg.batch, seats, np.empty((4, enc.size), np.float32))
+            for i in range(4):
+                expected = encoder().encode(vg.game(i), seats[i], mode) if seats[i] >= 0 else np.zeros(enc.size)
+                assert out[i].tobytes() == expected.astype(np.float32).tobytes(), (mode, i)
+        paying += int((vg.batch.phase == PAY).sum())
+        weight = rng.random(mask.shape)
+        weight[:, actions.ADD_CONTRACT:] += 0.5
+        vg.step(np.where(mask, weight, -1.0).argmax(axis=1))
+    assert paying > 0
