@@ -83,3 +83,28 @@ def allocate(num_games: int, history: int = HISTORY) -> Batch:
         history=np.zeros((b, history), np.int8),
         n_history=np.zeros(b, np.int32),
     )
+
+
+def from_games(games) -> Batch:
+    """A batch holding these single-engine games (row i = games[i]), payment options included."""
+    games = list(games)
+    longest = max((len(g.state.history) for g in games), default=0)
+    out = allocate(len(games), max(HISTORY, longest))
+    for i, game in enumerate(games):
+        s = game.state
+        for name in ("location", "deck", "deck_top", "deck_end", "current", "future", "exhausted", "chosen", "cash",
+                     "has_piece", "starting_contract"):
+            getattr(out, name)[i] = getattr(s, name)
+        for name in ("num_players", "supply_size", "round", "harbour_master", "current_player", "phase",
+                     "resume_phase", "current_board"):
+            getattr(out, name)[i] = getattr(s, name)
+        for name, count in (("chosen_order", "n_chosen"), ("pending", "n_pending"), ("history", "n_history")):
+            values = getattr(s, name)
+            getattr(out, name)[i, :len(values)] = values
+            getattr(out, count)[i] = len(values)
+        options = game.payment_options()  # [] unless in phase pay
+        for k, option in enumerate(options):
+            for c in option:
+                out.options[i, k, c // 64] |= np.int64(1) << np.int64(c % 64)
+        out.n_options[i] = len(options)
+    return out
