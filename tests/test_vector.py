@@ -5,6 +5,8 @@ import pytest
 
 from packetrow_env import actions
 from packetrow_env.engine import Game, IllegalActionError
+from packetrow_env.knowledge import MODES
+from packetrow_env.observation import encoder
 from packetrow_env.scoring import final_rewards
 from packetrow_env.vector import VectorGame
 
@@ -47,11 +49,21 @@ def play_both(num_players, seeds, rng, check=None):
     return vg, paid
 
 
+def same_observations(vg, games):
+    """Every mode's observation of the player to act equals the AEC env's encoder (zeros where over)."""
+    for mode in MODES:
+        obs = vg.observe(mode)
+        for i, g in enumerate(games):
+            expected = 0 * obs[i] if g.is_over else encoder().encode(g, g.current_player, mode)
+            assert np.array_equal(obs[i], expected), (mode, i)
+
+
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5])
 def test_batch_plays_exactly_as_game(num_players):
-    """Masks, players, payment options (R-SHIP-7), final positions and scores equal the single engine's."""
+    """Masks, players, observations, payment options (R-SHIP-7), final positions and scores equal the single
+    engine's."""
     vg, paid = play_both(num_players, list(range(100 * num_players, 100 * num_players + 6)),
-                         np.random.default_rng(num_players))
+                         np.random.default_rng(num_players), check=same_observations)
     assert vg.is_over.all()
     assert paid > 0  # the pay phase was played
 

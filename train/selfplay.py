@@ -53,7 +53,7 @@ from .config import (ConfigError, check_agent_specs, check_choice, check_net_arc
                      load_sections)
 from .pool import OpponentPool, check_mixture
 
-VEC_ENVS = ("dummy", "subproc")
+VEC_ENVS = ("batched", "dummy", "subproc")
 ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "linear")
 TRAINERS = ("sb3", "rllib")  # rllib: rllib_selfplay.py, needs the [ray] extra
@@ -77,7 +77,9 @@ class EnvConfig:
     observation_mode: str = "tracked"
     reward_mode: str = "vp"  # measured: VP margin learns faster than rank, win rate included
     n_envs: int = 4
-    vec_env: str = "dummy"  # dummy: one process (fastest here); subproc: one process per env
+    # batched: one VectorGame, opponents moved batched (vec_selfplay.py; fastest); dummy: one SingleAgentEnv per
+    # slot in one process; subproc: one process per slot
+    vec_env: str = "dummy"
 
 
 @dataclass
@@ -294,8 +296,16 @@ def _make_env(config: TrainConfig):
 
 
 def make_vec_env(config: TrainConfig):
-    """The training VecEnv: ``env.n_envs`` Monitor-wrapped TrainingEnvs, each with its own pool, seeded."""
+    """The training VecEnv: one batched SelfPlayVecEnv of ``env.n_envs`` games, or ``env.n_envs`` Monitor-wrapped
+    TrainingEnvs each with its own pool; seeded."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    if config.env.vec_env == "batched":
+        from .vec_selfplay import SelfPlayVecEnv
+        vec_env = SelfPlayVecEnv(config.env.n_envs, make_pool(config), config.env.num_players,
+                                 config.env.observation_mode, config.env.reward_mode)
+        vec_env.seed(config.seed)
+        return vec_env
 
     factories = [partial(_make_env, config) for _ in range(config.env.n_envs)]
     if config.env.vec_env == "dummy":

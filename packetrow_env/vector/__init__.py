@@ -84,10 +84,14 @@ class VectorGame:
         b.n_history[i] = 0
         self._rng_states[i] = s.rng_state
 
-    def reset(self, indices=None, seeds=None) -> None:
+    def reset(self, indices=None, seeds=None, num_players=None) -> None:
         """Re-deal games ``indices`` (default all) as ``Game.new(num_players, seed)`` would, with ``seeds``
-        (default: the next seeds of this batch's sequence)."""
+        (default: the next seeds of this batch's sequence) and ``num_players`` (one count or one per game;
+        default: each game's count so far)."""
         rows = np.arange(self.num_games) if indices is None else _check_indices(indices, self.num_games)
+        if num_players is not None:
+            counts, _ = _check_setup(num_players, range(len(rows)), None)
+            self._players[rows] = counts
         if seeds is None:
             seeds = self._take_seeds(len(rows))
         else:
@@ -137,12 +141,14 @@ class VectorGame:
         return [tuple(_bit_ids(b.options[i, k])) for k in range(b.n_options[i])]
 
     # ------------------------------------------------------------------ step
-    def step(self, acts) -> None:
-        """Apply one action per game (finished games ignore theirs); an illegal action in a running game raises
-        IllegalActionError naming the game and the action, and changes no game."""
-        acts = self._check_actions(acts)
-        rules.step(self.batch, self._table, self._contract_ids, acts, self._fulfil, self._fdirty, self._mask,
-                   self._ended)
+    def step(self, acts, where=None) -> None:
+        """Apply one action per game (finished games ignore theirs; with ``where``, bool[B], only those games
+        move); an illegal action in a moving game raises IllegalActionError naming the game and the action,
+        and changes no game."""
+        where = self._check_where(where)
+        acts = self._check_actions(acts, where)
+        rules.step(self.batch, self._table, self._contract_ids, acts, where, self._fulfil, self._fdirty,
+                   self._mask, self._ended)
         self._widen_history()
         if self._ended.any():
             rows = np.flatnonzero(self._ended)
@@ -156,13 +162,21 @@ class VectorGame:
                 self._final[1, rows] = cash
                 self._ended = ended
 
-    def _check_actions(self, acts) -> np.ndarray:
+    def _check_where(self, where) -> np.ndarray:
+        if where is None:
+            return np.ones(self.num_games, bool)
+        arr = np.asarray(where)
+        if arr.shape != (self.num_games,) or arr.dtype != bool:
+            raise ValueError(f"where must be a bool array of shape ({self.num_games},), got {arr.dtype} {arr.shape}")
+        return arr
+
+    def _check_actions(self, acts, where) -> np.ndarray:
         arr = np.asarray(acts)
         if arr.shape != (self.num_games,) or arr.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_games},), one per game, got "
                              f"{'dtype ' + str(arr.dtype) + ', ' if arr.dtype.kind not in 'iu' else ''}shape {arr.shape}")
         arr = arr.astype(np.int64)
-        running = self.batch.phase != OVER
+        running = (self.batch.phase != OVER) & where
         in_range = (arr >= 0) & (arr < actions.NUM_ACTIONS)
         legal = np.zeros(self.num_games, bool)
         legal[in_range] = self._mask[np.flatnonzero(in_range), arr[in_range]]
@@ -212,15 +226,23 @@ class VectorGame:
         return (np.where(done[:, None], self._final[0], live[0]), np.where(done[:, None], self._final[1], live[1]))
 
     # ----------------------------------------------------------- observation
-    def observe(self, mode: str = "tracked") -> np.ndarray:
-        """float32[B, D]: each game's observation for its player to act (zeros where over), as the AEC env's."""
+    def observe(self, mode: str = "tracked", rows=None, seats=None) -> np.ndarray:
+        """float32[B, D]: each game's observation for its player to act (zeros where over), as the AEC env's.
+
+        ``rows`` (int array): only those games, float32[len(rows), D]; ``seats`` (one per row): observe from
+        those seats instead of the player to act (e.g. a learner's view of his finished game).
+        """
         from .observe import BatchEncoder
         enc = self._encoders.get(mode)
         if enc is None:
             enc = self._encoders[mode] = BatchEncoder(self.cards, mode)
+        rows = np.arange(self.num_games) if rows is None else np.asarray(rows, dtype=np.int64)
+        who = self.current_player
+        if seats is not None:
+            who[rows] = seats
         out = np.empty((self.num_games, enc.size), np.float32)
-        enc.encode(self.batch, self.current_player, out)
-        return out
+        enc.encode(self.batch, who, out, rows)
+        return out[rows]
 
     # ------------------------------------------------------------ one game
     def game(self, i: int) -> Game:

@@ -443,15 +443,14 @@ def masks_of(b, tab, contract_ids, fulfil, fdirty, out, rows):
 
 
 @numba.njit(**_JIT)
-def step(b, tab, contract_ids, acts, fulfil, fdirty, mask, ended):
-    """Apply ``acts[i]`` to every running game (legality checked by the caller), then refresh ``mask``.
-
-    ``ended[i]`` is set where game i ended on this step.
+def step(b, tab, contract_ids, acts, where, fulfil, fdirty, mask, ended):
+    """Apply ``acts[i]`` to every running game with ``where[i]`` (legality checked by the caller), then refresh
+    ``mask``. ``ended[i]`` is set where game i ended on this step.
     """
     res, con, bits, paid = _scratch()
     for i in range(acts.shape[0]):
         ended[i] = False
-        if b.phase[i] == OVER:
+        if not where[i] or b.phase[i] == OVER:
             continue
         apply(b, tab, contract_ids, i, acts[i], fdirty, res, con, bits, paid)
         ended[i] = b.phase[i] == OVER

@@ -1,0 +1,147 @@
+"""One learner seat per game of a VectorGame; every other seat moved by batched opponents.
+
+This is the core the vectorised training envs share (``gymnasium_env.PacketRowVectorEnv``, the SB3
+``VecEnv`` of packetrow_train): after every call, each game waits for its learner (a game that ended is
+re-dealt at once, with a new player count and learner seat, and its opponents play up to the learner's
+first move). Opponents are one object with ``act(games, rows, observations, masks) -> actions`` for the
+games ``rows`` whose player to act is not the learner, and ``seat(rows, num_players, learner_seats)``
+called when those games are dealt (to draw who sits where). ``RandomOpponents`` plays uniformly at random.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..knowledge import check_mode
+from ..scoring import REWARD_MODES
+from ..state import MAX_PLAYERS, MIN_PLAYERS
+from . import VectorGame
+
+
+class RandomOpponents:
+    """Every opponent plays a uniformly random legal action (one numpy draw over the waiting games)."""
+
+    def __init__(self, seed=None):
+        self.rng = np.random.default_rng(seed)
+
+    def seat(self, rows, num_players, learner_seats) -> None:
+        """Nothing to draw: every opponent is the same."""
+
+    def act(self, games, rows, observations, masks) -> np.ndarray:
+        """A uniformly random legal action per row."""
+        return random_legal(masks, self.rng)
+
+
+def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row of ``masks`` (bool[k, A], each row with a legal action)."""
+    return np.where(masks, rng.random(masks.shape), -1.0).argmax(axis=1)
+
+
+class Ended(NamedTuple):
+    """The games that ended on a step, before they were re-dealt (one entry per row)."""
+
+    rows: np.ndarray  # int[k]: game indices
+    seats: np.ndarray  # int[k]: the learner's seat
+    num_players: np.ndarray  # int[k]
+    vp: np.ndarray  # int[k, 5]: final VP by seat
+    cash: np.ndarray  # int[k, 5]: final cash by seat
+    rewards: np.ndarray  # float32[k]: the learner's reward
+    observations: np.ndarray  # float32[k, D]: the learner's view of the finished game
+
+
+class LearnerGames:
+    """``num_games`` games with one learner seat each; ``step(actions)`` plays the learners' moves and then the
+    opponents' until every game waits for its learner again."""
+
+    def __init__(self, num_games: int, num_players=4, opponents=None, observation_mode: str = "tracked",
+                 reward_mode: str = "rank", seed=None, cards=None):
+        self.player_counts = _check_counts(num_players)
+        check_mode(observation_mode)
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode must be one of {', '.join(map(repr, REWARD_MODES))}, got {reward_mode!r}")
+        self.observation_mode = observation_mode
+        self.reward_mode = reward_mode
+        self.opponents = RandomOpponents(seed) if opponents is None else opponents
+        self.rng = np.random.default_rng(seed)
+        counts, seeds = self._draw(num_games)
+        self.games = VectorGame(counts, seeds=seeds, cards=cards)
+        self.num_games = num_games
+        self.learner = np.zeros(num_games, np.int64)
+        self._start(np.arange(num_games), counts)
+
+    def _draw(self, count: int):
+        """Player counts and deal seeds for ``count`` new games."""
+        counts = self.rng.choice(self.player_counts, size=count)
+        seeds = self.rng.integers(0, 2 ** 63 - 1, size=count)
+        return counts, seeds
+
+    def _start(self, rows: np.ndarray, counts: np.ndarray) -> None:
+        """Seat the learners of freshly dealt games, draw their opponents and play up to the learners' moves."""
+        self.learner[rows] = self.rng.integers(0, counts)
+        self.opponents.seat(rows, counts, self.learner[rows])
+        self._advance()
+
+    def reset(self) -> np.ndarray:
+        """Re-deal every game; the learners' observations."""
+        counts, seeds = self._draw(self.num_games)
+        rows = np.arange(self.num_games)
+        self.games.reset(rows, seeds=seeds.tolist(), num_players=counts)
+        self._start(rows, counts)
+        return self.observe()
+
+    def observe(self) -> np.ndarray:
+        """float32[B, D]: every learner's observation (each game waits for its learner)."""
+        return self.games.observe(self.observation_mode)
+
+    def action_masks(self) -> np.ndarray:
+        """bool[B, A]: every learner's legal actions."""
+        return self.games.legal_action_mask()
+
+    def step(self, actions):
+        """Play the learners' actions, then the opponents'; (observations, rewards, dones, Ended or None).
+
+        A game that ended is re-dealt: its row in ``observations`` is the new game's first learner view.
+        """
+        vg = self.games
+        vg.step(actions)
+        self._advance()
+        over = vg.is_over
+        rewards = np.zeros(self.num_games, np.float32)
+        ended = None
+        if over.any():
+            rows = np.flatnonzero(over)
+            seats = self.learner[rows]
+            rewards[rows] = vg.rewards(self.reward_mode)[rows, seats]
+            vp, cash = vg.scores()
+            ended = Ended(rows, seats, vg.num_players[rows], vp[rows], cash[rows], rewards[rows],
+                          vg.observe(self.observation_mode, rows=rows, seats=seats))
+            counts, seeds = self._draw(len(rows))
+            vg.reset(rows, seeds=seeds.tolist(), num_players=counts)
+            self._start(rows, counts)
+        return self.observe(), rewards, over, ended
+
+    def _advance(self) -> None:
+        """Opponents move, batched, until every game waits for its learner."""
+        vg = self.games
+        while True:
+            player = vg.current_player
+            waiting = (player >= 0) & (player != self.learner)
+            if not waiting.any():
+                return
+            rows = np.flatnonzero(waiting)
+            observations = vg.observe(self.observation_mode, rows=rows)
+            masks = vg.legal_action_mask()[rows]
+            acts = np.zeros(self.num_games, np.int64)
+            acts[rows] = self.opponents.act(vg, rows, observations, masks)
+            vg.step(acts, where=waiting)
+
+
+def _check_counts(num_players) -> np.ndarray:
+    counts = np.atleast_1d(np.asarray(num_players, dtype=object))
+    if counts.size == 0 or any(isinstance(n, bool) or not isinstance(n, (int, np.integer))
+                               or not MIN_PLAYERS <= n <= MAX_PLAYERS for n in counts.tolist()):
+        raise ValueError(f"num_players must be a player count {MIN_PLAYERS}-{MAX_PLAYERS} or a non-empty list of "
+                         f"them (drawn uniformly per game), got {num_players!r}")
+    return counts.astype(np.int64)

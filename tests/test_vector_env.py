@@ -1,0 +1,105 @@
+"""The batched training envs: LearnerGames, the Gymnasium VectorEnv and the SB3 self-play VecEnv."""
+
+import numpy as np
+import pytest
+
+from packetrow_env import actions
+from packetrow_env.observation import encoder
+from packetrow_env.vector.gymnasium_env import PacketRowVectorEnv
+from packetrow_env.vector.learner import LearnerGames, RandomOpponents, random_legal
+
+
+class Recording(RandomOpponents):
+    """Random opponents that check every call: only opponents' seats, each with its own observation."""
+
+    def __init__(self, learner_games=None):
+        super().__init__(1)
+        self.owner = learner_games
+        self.moves = 0
+
+    def act(self, games, rows, observations, masks):
+        seats = games.current_player[rows]
+        assert (seats >= 0).all()
+        assert (seats != self.owner.learner[rows]).all()  # never the learner's move
+        assert np.array_equal(observations, games.observe("tracked", rows=rows))
+        for k, i in enumerate(rows.tolist()):
+            game = games.game(i)
+            assert game.current_player == seats[k]
+            assert np.array_equal(observations[k], encoder().encode(game, int(seats[k]), "tracked"))
+        self.moves += len(rows)
+        return super().act(games, rows, observations, masks)
+
+
+def test_learner_games_wait_for_the_learner_and_reward_his_seat():
+    """After every step each game waits for its learner; a finished game pays the learner his own final reward
+    (R-SCORE-4) and is re-dealt at once."""
+    opponents = Recording()
+    lg = LearnerGames(6, num_players=[2, 3, 4, 5], opponents=None, seed=3, reward_mode="vp")
+    opponents.owner = lg
+    lg.opponents = opponents
+    lg.reset()
+    rng = np.random.default_rng(0)
+    ended_games = 0
+    for _ in range(400):
+        assert (lg.games.current_player == lg.learner).all()
+        obs, rewards, dones, ended = lg.step(random_legal(lg.action_masks(), rng))
+        assert obs.shape == (6, encoder().size)
+        if ended is not None:
+            ended_games += len(ended.rows)
+            for k, i in enumerate(ended.rows.tolist()):
+                n, seat = ended.num_players[k], ended.seats[k]
+                vp = ended.vp[k, :n]
+                expected = vp[seat] - (vp.sum() - vp[seat]) / (n - 1)
+                assert rewards[i] == pytest.approx(expected)
+        assert (rewards[~dones] == 0).all()
+    assert ended_games > 0
+    assert opponents.moves > 0
+
+
+def test_gymnasium_vector_env_steps_and_autoresets_same_step():
+    """The VectorEnv declares SAME_STEP autoreset and reports final observations of the games that ended."""
+    env = PacketRowVectorEnv(num_envs=4, num_players=2, seed=0)
+    obs, infos = env.reset(seed=1)
+    assert env.observation_space.contains(obs)
+    assert env.metadata["autoreset_mode"].name == "SAME_STEP"
+    rng = np.random.default_rng(0)
+    finals = 0
+    for _ in range(300):
+        acts = random_legal(infos["action_mask"], rng)
+        assert env.action_space.contains(acts)
+        obs, rewards, terminated, truncated, infos = env.step(acts)
+        assert obs.shape == (4, env.single_observation_space.shape[0]) and not truncated.any()
+        if terminated.any():
+            finals += int(terminated.sum())
+            assert np.array_equal(infos["_final_obs"], terminated)
+            for i in np.flatnonzero(terminated):
+                assert env.single_observation_space.contains(infos["final_obs"][i])
+    assert finals > 0
+    assert np.array_equal(env.action_masks(), infos["action_mask"])
+
+
+def test_gymnasium_vector_env_is_reproducible():
+    """The same seed gives the same observations and rewards."""
+    def run(seed):
+        env = PacketRowVectorEnv(num_envs=3, num_players=[2, 4], seed=seed)
+        obs, infos = env.reset()
+        rng = np.random.default_rng(5)
+        out = [obs]
+        for _ in range(50):
+            obs, rewards, *_rest, infos = env.step(random_legal(infos["action_mask"], rng))
+            out += [obs, rewards]
+        return out
+    assert all(np.array_equal(a, b) for a, b in zip(run(7), run(7)))
+
+
+def test_bad_arguments_are_refused():
+    with pytest.raises(ValueError, match="num_envs"):
+        PacketRowVectorEnv(num_envs=0)
+    with pytest.raises(ValueError, match="num_players"):
+        LearnerGames(2, num_players=[2, 7])
+    with pytest.raises(ValueError, match="reward_mode"):
+        LearnerGames(2, reward_mode="score")
+    env = PacketRowVectorEnv(num_envs=2, num_players=2, seed=0)
+    env.reset()
+    with pytest.raises(ValueError, match="not legal|out of range"):
+        env.step(np.array([actions.SHIP, actions.SHIP]))
