@@ -235,9 +235,20 @@ def encoder(cards: Catalogue | None = None) -> CompactEncoder:
     return CompactEncoder(resolve(cards))
 
 
+ENCODINGS = ("onehot", "compact")  # observation.Encoder (the default) | CompactEncoder
+
+
+def encoder_for(encoding: str, cards: Catalogue | None = None):
+    """The cached encoder of an observation encoding (``ENCODINGS``) for a catalogue."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"observation_encoding must be one of {', '.join(map(repr, ENCODINGS))}, got {encoding!r}")
+    return full_encoder(cards) if encoding == "onehot" else encoder(cards)
+
+
 def layout(mode: str = "tracked", cards: Catalogue | None = None) -> list[Piece]:
     """The pieces of the compact observation vector of ``mode``: name, offset, shape, description."""
     return encoder(cards).pieces_of(mode)
 
 
-__all__ = ["COMPACT_OPTION_FEATURES", "CompactEncoder", "NUM_SLOTS", "encoder", "layout", "option_rows"]
+__all__ = ["COMPACT_OPTION_FEATURES", "ENCODINGS", "CompactEncoder", "NUM_SLOTS", "encoder", "encoder_for", "layout",
+           "option_rows"]

@@ -12,6 +12,8 @@ Version history (the env id ``packetrow_vN`` names the version):
   the v0 layout, and ``round`` becomes round / (round + 30), in [0, 1) for every game; the first
   ``encoder().v0_size`` floats are otherwise v0 (``Encoder.v0_observation`` rebuilds a v0 vector).
   Saved games: schema 2 (phase ``pay`` and ``resume_phase``); schema-1 files load as the same position.
+  ``observation_encoding="compact"`` (same version: an option, the default ``onehot`` unchanged) gives the
+  same information in about 700 floats (``compact_observation``: supply slots as card-type indices).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 from . import actions, render as text
 from .cards import resolve
 from .engine import Game, IllegalActionError
+from .compact_observation import encoder_for
 from .observation import MODES, encoder
 from .scoring import REWARD_MODES, final_rewards
 from .seat_view import SeatView
@@ -49,7 +52,7 @@ class raw_env(AECEnv):
 
     def __init__(self, num_players: int = 4, observation_mode: str = "tracked", reward_mode: str = "rank",
                  illegal_action: str = "raise", cards=None, render_mode: str | None = None,
-                 random_start: bool = False):
+                 random_start: bool = False, observation_encoding: str = "onehot"):
         super().__init__()
         if isinstance(num_players, bool) or num_players not in range(MIN_PLAYERS, MAX_PLAYERS + 1):
             raise ValueError(f"num_players must be one of 2, 3, 4, 5, got {num_players!r}")
@@ -64,7 +67,8 @@ class raw_env(AECEnv):
         self.render_mode = render_mode
         self.random_start = random_start
         self.cards = resolve(cards)
-        self._encoder = encoder(self.cards)
+        self.observation_encoding = observation_encoding
+        self._encoder = encoder_for(observation_encoding, self.cards)  # checks the encoding
         self.possible_agents = [f"player_{p}" for p in range(num_players)]
         self._seat = {agent: p for p, agent in enumerate(self.possible_agents)}
         size = self._encoder.size_of(observation_mode)
@@ -136,12 +140,14 @@ class raw_env(AECEnv):
         agent = agent or self.agent_selection
         seat = self._seat[agent]
         mask = self.infos[agent]["action_mask"] if agent in self.infos else self._no_mask
-        return SeatView(self.game, seat, self.observation_mode, observation=self.observe(agent)["observation"],
+        # the view's own observation is the one-hot encoding (agents read it); a compact env's is encoded there
+        vector = self.observe(agent)["observation"] if self.observation_encoding == "onehot" else None
+        return SeatView(self.game, seat, self.observation_mode, observation=vector,
                         action_mask=mask)
 
     def state(self) -> np.ndarray:
         """A global full-information vector (for centralised critics)."""
-        return self._encoder.state_vector(self.game)
+        return encoder(self.cards).state_vector(self.game)
 
     def step(self, action):
         """Apply the selected agent's action (None for an agent that is already done)."""

@@ -404,3 +404,25 @@ def test_agents_list_shrinks_only_after_the_end():
     assert env.agents == [] and env.num_agents == 0
     env.reset(seed=9)  # a new game after the end
     assert env.agents == env.possible_agents and not any(env.terminations.values())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_compact_encoding_passes_api_test_and_matches_its_encoder(mode):
+    """observation_encoding='compact': PettingZoo's api_test, and every observation is CompactEncoder.encode's."""
+    from packetrow_env.compact_observation import encoder as compact_encoder
+
+    api_test(packetrow_env.env(num_players=3, observation_mode=mode, observation_encoding="compact"), num_cycles=50)
+    env = packetrow_env.env(num_players=3, observation_mode=mode, observation_encoding="compact")
+    env.reset(seed=4)
+    assert env.observation_space("player_0")["observation"].shape == (compact_encoder().size_of(mode),)
+    for _ in range(40):
+        agent = env.agent_selection
+        seat = int(agent.split("_")[1])
+        expected = compact_encoder().encode(env.unwrapped.game, seat, mode)
+        assert np.array_equal(env.observe(agent)["observation"], expected)
+        random_steps(env, 1, seed=len(env.unwrapped.game.state.history))
+
+
+def test_unknown_encoding_is_refused():
+    with pytest.raises(ValueError, match="observation_encoding must be one of 'onehot', 'compact'"):
+        packetrow_env.env(observation_encoding="dense")

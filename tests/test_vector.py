@@ -6,6 +6,7 @@ import pytest
 from packetrow_env import actions
 from packetrow_env.engine import Game, IllegalActionError
 from packetrow_env.knowledge import MODES
+from packetrow_env.compact_observation import encoder as compact_encoder
 from packetrow_env.observation import encoder
 from packetrow_env.scoring import final_rewards
 from packetrow_env.vector import VectorGame
@@ -51,11 +52,12 @@ def play_both(num_players, seeds, rng, check=None):
 
 def same_observations(vg, games):
     """Every mode's observation of the player to act equals the AEC env's encoder (zeros where over)."""
-    for mode in MODES:
-        obs = vg.observe(mode)
-        for i, g in enumerate(games):
-            expected = 0 * obs[i] if g.is_over else encoder().encode(g, g.current_player, mode)
-            assert np.array_equal(obs[i], expected), (mode, i)
+    for encoding, enc in (("onehot", encoder()), ("compact", compact_encoder())):
+        for mode in MODES:
+            obs = vg.observe(mode, encoding=encoding)
+            for i, g in enumerate(games):
+                expected = 0 * obs[i] if g.is_over else enc.encode(g, g.current_player, mode)
+                assert np.array_equal(obs[i], expected), (encoding, mode, i)
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5])

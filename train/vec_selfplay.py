@@ -24,9 +24,11 @@ from .pool import OpponentPool
 class PoolOpponents:
     """The opponents of a batch of games, drawn per game and seat from an OpponentPool and moved batched."""
 
-    def __init__(self, pool: OpponentPool, observation_mode: str = "tracked", seed=None):
+    def __init__(self, pool: OpponentPool, observation_mode: str = "tracked", seed=None,
+                 observation_encoding: str = "onehot"):
         self.pool = pool
         self.observation_mode = observation_mode
+        self.observation_encoding = observation_encoding  # what the snapshots read (the learner's encoding)
         self.rng = np.random.default_rng(seed)
         self.entries: list = []  # id -> ("snapshot", step, policy) | ("random",) | ("agent", spec, agent)
         self._ids: dict = {}
@@ -103,14 +105,15 @@ class SelfPlayVecEnv(VecEnv):
     render_mode = None
 
     def __init__(self, num_envs: int, pool: OpponentPool, num_players=4, observation_mode: str = "tracked",
-                 reward_mode: str = "rank", seed=None, cards=None):
+                 reward_mode: str = "rank", seed=None, cards=None, observation_encoding: str = "onehot"):
         from packetrow_env.vector.gymnasium_env import PacketRowVectorEnv
 
-        spaces_of = PacketRowVectorEnv(1, num_players, observation_mode, reward_mode, seed=0, cards=cards)
+        spaces_of = PacketRowVectorEnv(1, num_players, observation_mode, reward_mode, seed=0, cards=cards,
+                                       observation_encoding=observation_encoding)
         super().__init__(num_envs, spaces_of.single_observation_space, spaces_of.single_action_space)
-        self.opponents = PoolOpponents(pool, observation_mode, seed)
+        self.opponents = PoolOpponents(pool, observation_mode, seed, observation_encoding)
         self._args = dict(num_players=num_players, observation_mode=observation_mode, reward_mode=reward_mode,
-                          cards=cards)
+                          cards=cards, observation_encoding=observation_encoding)
         self._seed = seed
         self.games = None
         self._actions = None

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import actions
 from ..cards import resolve
+from ..compact_observation import encoder_for
 from ..engine import Game, IllegalActionError
 from ..scoring import banker_points_batch, final_rewards_batch
 from ..state import MAX_PLAYERS, MIN_PLAYERS, OVER, PAY, State
@@ -226,16 +227,23 @@ class VectorGame:
         return (np.where(done[:, None], self._final[0], live[0]), np.where(done[:, None], self._final[1], live[1]))
 
     # ----------------------------------------------------------- observation
-    def observe(self, mode: str = "tracked", rows=None, seats=None) -> np.ndarray:
+    def observe(self, mode: str = "tracked", rows=None, seats=None, encoding: str = "onehot") -> np.ndarray:
         """float32[B, D]: each game's observation for its player to act (zeros where over), as the AEC env's.
 
         ``rows`` (int array): only those games, float32[len(rows), D]; ``seats`` (one per row): observe from
-        those seats instead of the player to act (e.g. a learner's view of his finished game).
+        those seats instead of the player to act (e.g. a learner's view of his finished game); ``encoding``:
+        onehot (``observation``) or compact (``compact_observation``).
         """
-        from .observe import BatchEncoder
-        enc = self._encoders.get(mode)
+        enc = self._encoders.get((mode, encoding))
         if enc is None:
-            enc = self._encoders[mode] = BatchEncoder(self.cards, mode)
+            encoder_for(encoding)  # checks the encoding
+            if encoding == "onehot":
+                from .observe import BatchEncoder
+                enc = BatchEncoder(self.cards, mode)
+            else:
+                from .observe_compact import CompactBatchEncoder
+                enc = CompactBatchEncoder(self.cards, mode)
+            self._encoders[mode, encoding] = enc
         rows = np.arange(self.num_games) if rows is None else np.asarray(rows, dtype=np.int64)
         who = self.current_player
         if seats is not None:

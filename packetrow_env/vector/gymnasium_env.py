@@ -1,6 +1,6 @@
 """A Gymnasium ``VectorEnv`` of Packet Row: B games in one VectorGame, one learner seat each.
 
-Observations are the learner's vectors (the AEC env's, ``observation_mode``), actions one id per game,
+Observations are the learner's vectors (the AEC env's, ``observation_mode`` and ``observation_encoding``), actions one id per game,
 rewards the learner's own final reward (``reward_mode``) on the step his game ends, 0 before. Opponents are
 batched (``learner.LearnerGames``; default: uniformly random legal moves). Autoreset mode SAME_STEP: a game
 that ends is re-dealt within the same step; ``infos["final_obs"]`` holds its last learner observation
@@ -16,7 +16,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .. import actions
 from ..cards import resolve
-from ..observation import encoder
+from ..compact_observation import encoder_for
 from .learner import LearnerGames
 
 
@@ -26,14 +26,15 @@ class PacketRowVectorEnv(VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 16, num_players=4, observation_mode: str = "tracked",
-                 reward_mode: str = "rank", opponents=None, seed=None, cards=None):
+                 reward_mode: str = "rank", opponents=None, seed=None, cards=None,
+                 observation_encoding: str = "onehot"):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         self.num_envs = int(num_envs)
         self._args = dict(num_players=num_players, opponents=opponents, observation_mode=observation_mode,
-                          reward_mode=reward_mode, cards=cards)
+                          reward_mode=reward_mode, cards=cards, observation_encoding=observation_encoding)
         self.cards = resolve(cards)
-        enc = encoder(self.cards)
+        enc = encoder_for(observation_encoding, self.cards)
         size = enc.size_of(observation_mode)
         self.single_observation_space = spaces.Box(0.0, enc.high, (size,), np.float32)
         self.single_action_space = spaces.Discrete(actions.NUM_ACTIONS)

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..compact_observation import encoder_for
 from ..knowledge import check_mode
 from ..scoring import REWARD_MODES
 from ..state import MAX_PLAYERS, MIN_PLAYERS
@@ -56,14 +57,18 @@ class LearnerGames:
     opponents' until every game waits for its learner again."""
 
     def __init__(self, num_games: int, num_players=4, opponents=None, observation_mode: str = "tracked",
-                 reward_mode: str = "rank", seed=None, cards=None):
+                 reward_mode: str = "rank", seed=None, cards=None, observation_encoding: str = "onehot"):
         self.player_counts = _check_counts(num_players)
         check_mode(observation_mode)
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {', '.join(map(repr, REWARD_MODES))}, got {reward_mode!r}")
+        encoder_for(observation_encoding)  # checks the encoding
         self.observation_mode = observation_mode
+        self.encoding = observation_encoding
         self.reward_mode = reward_mode
         self.opponents = RandomOpponents(seed) if opponents is None else opponents
+        # what the opponents read: their own encoding where they say one (snapshots of this learner do)
+        self.opponent_encoding = getattr(self.opponents, "observation_encoding", self.encoding)
         self.rng = np.random.default_rng(seed)
         counts, seeds = self._draw(num_games)
         self.games = VectorGame(counts, seeds=seeds, cards=cards)
@@ -93,7 +98,7 @@ class LearnerGames:
 
     def observe(self) -> np.ndarray:
         """float32[B, D]: every learner's observation (each game waits for its learner)."""
-        return self.games.observe(self.observation_mode)
+        return self.games.observe(self.observation_mode, encoding=self.encoding)
 
     def action_masks(self) -> np.ndarray:
         """bool[B, A]: every learner's legal actions."""
@@ -116,7 +121,7 @@ class LearnerGames:
             rewards[rows] = vg.rewards(self.reward_mode)[rows, seats]
             vp, cash = vg.scores()
             ended = Ended(rows, seats, vg.num_players[rows], vp[rows], cash[rows], rewards[rows],
-                          vg.observe(self.observation_mode, rows=rows, seats=seats))
+                          vg.observe(self.observation_mode, rows=rows, seats=seats, encoding=self.encoding))
             counts, seeds = self._draw(len(rows))
             vg.reset(rows, seeds=seeds.tolist(), num_players=counts)
             self._start(rows, counts)
@@ -131,7 +136,7 @@ class LearnerGames:
             if not waiting.any():
                 return
             rows = np.flatnonzero(waiting)
-            observations = vg.observe(self.observation_mode, rows=rows)
+            observations = vg.observe(self.observation_mode, rows=rows, encoding=self.opponent_encoding)
             masks = vg.legal_action_mask()[rows]
             acts = np.zeros(self.num_games, np.int64)
             acts[rows] = self.opponents.act(vg, rows, observations, masks)
