@@ -10,6 +10,14 @@ is left out: playing needs only the action logits.
 layer i = 0..k-1, ``action_weight`` (hidden, A) and ``action_bias`` (A,), A the number of actions (48 in env v0, 48 + K in v1), and ``meta``, a JSON string.
 Illegal actions get probability 0, as in sb3-contrib's MaskableCategorical.
 
+The metadata's ``observation_encoding`` says which vector the network reads: ``onehot`` (``observation``; the
+default when absent) or ``compact`` (``compact_observation``). A compact policy starts with the input stage of
+``train/compact_extractor.py``: its index floats (card types + 1, 0 = empty) are looked up in an ``embedding``
+(num_types + 1, dim) and the embeddings, in the order of the floats, are concatenated with the other floats.
+Format 2 adds that stage's arrays, ``embedding`` (num_types + 1, dim) and ``index_slices`` (k, 2): ascending
+(start, stop) ranges of the index floats. Only compact policies are written as format 2, so a onehot export
+stays a format-1 file every reader loads; format-1 files load as onehot policies.
+
     agent = PolicyAgent.load("runs/quick/model.npz")       # or make_agent("ppo:path=runs/quick/model.npz")
     agent = PolicyAgent.load()                              # the shipped model, models/ppo_packetrow.npz
 """
@@ -23,8 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # the newest format written (for compact policies; onehot ones are written as format 1)
 ACTIVATIONS = ("tanh", "relu")
+ENCODINGS = ("onehot", "compact")  # observation_encoding: observation.Encoder's vector, or compact_observation's
 # models/ of the repository, installed as the package packetrow_models
 SHIPPED_MODEL = Path(str(files("packetrow_models") / "ppo_packetrow.npz"))
 TRAIN_HINT = ("train one with `packetrow train --config configs/quick.yaml --out runs/quick` and load "
@@ -44,7 +53,7 @@ class NumpyPolicy:
 
     def __init__(self, weights: list[np.ndarray], biases: list[np.ndarray], action_weight: np.ndarray,
                  action_bias: np.ndarray, activation: str = "tanh", observation_mode: str = "tracked",
-                 metadata: dict | None = None):
+                 metadata: dict | None = None, embedding: np.ndarray | None = None, index_slices=None):
         if activation not in ACTIVATIONS:
             raise ModelFormatError(f"unknown activation {activation!r}; allowed: {', '.join(ACTIVATIONS)}")
         if len(weights) != len(biases):
@@ -62,10 +71,53 @@ class NumpyPolicy:
         self.activation = activation
         self.observation_mode = observation_mode
         self.metadata = dict(metadata or {})
+        self.embedding = self.index_slices = self._indices = self._rest = self._size = None
+        if (embedding is None) != (index_slices is None):
+            raise ModelFormatError("a compact policy needs both its embedding and its index slices, got only the "
+                                   + ("embedding" if index_slices is None else "index slices"))
+        if embedding is not None:
+            self._set_input_stage(embedding, index_slices)
+
+    def _set_input_stage(self, embedding, index_slices) -> None:
+        """Check and keep the compact input stage: the embedding and the (start, stop) ranges of the index floats."""
+        embedding = np.asarray(embedding)
+        slices = np.asarray(index_slices)
+        if embedding.ndim != 2 or embedding.shape[0] < 2 or embedding.shape[1] < 1 or embedding.dtype.kind != "f":
+            raise ModelFormatError(f"the embedding must be a float matrix (num_types + 1, dim) with num_types and dim "
+                                   f"at least 1, got {embedding.dtype} {embedding.shape}")
+        if slices.ndim != 2 or slices.shape[1] != 2 or len(slices) == 0 or slices.dtype.kind not in "iu":
+            raise ModelFormatError(f"index_slices must be (start, stop) integer pairs, shape (k, 2) with k >= 1, got "
+                                   f"{slices.dtype} {slices.shape}")
+        slices = slices.astype(np.int64)
+        starts, stops = slices[:, 0], slices[:, 1]
+        if (starts < 0).any() or (stops <= starts).any() or (starts[1:] < stops[:-1]).any():
+            raise ModelFormatError(f"index_slices {slices.tolist()} must be ascending, non-overlapping, non-empty "
+                                   "(start, stop) ranges")
+        features = int((self.weights[0] if self.weights else self.action_weight).shape[0])
+        count, dim = int((stops - starts).sum()), embedding.shape[1]
+        if count * dim > features:
+            raise ModelFormatError(f"index_slices name {count} index floats, whose {dim}-wide embeddings need more "
+                                   f"than the network's {features} input features")
+        size = features - count * (dim - 1)  # the observation holds one float per index, the features dim
+        if stops[-1] > size:
+            raise ModelFormatError(f"index_slices {slices.tolist()} reach past the {size} observation floats that "
+                                   f"{features} input features and a {dim}-wide embedding imply")
+        is_index = np.zeros(size, dtype=bool)
+        for start, stop in slices:
+            is_index[start:stop] = True
+        self.embedding, self.index_slices = np.ascontiguousarray(embedding, dtype=np.float32), slices
+        self._indices, self._rest, self._size = _take(is_index), _take(~is_index), size
+
+    @property
+    def observation_encoding(self) -> str:
+        """Which observation vector the network reads: ``onehot`` (observation.Encoder) or ``compact``."""
+        return "onehot" if self.embedding is None else "compact"
 
     @property
     def observation_size(self) -> int:
-        """Length of the observation vector the network reads."""
+        """Length of the observation vector the network reads (in its encoding)."""
+        if self.embedding is not None:
+            return self._size
         return int((self.weights[0] if self.weights else self.action_weight).shape[0])
 
     @property
@@ -81,9 +133,20 @@ class NumpyPolicy:
                                    f"{self.observation_size}: it was trained on another observation layout "
                                    "(catalogue or encoder version); retrain or pass the matching observation")
         squash = np.tanh if self.activation == "tanh" else _relu
-        for w, b in zip(self.weights, self.biases):
-            x = squash(x @ w + b)
-        return x @ self.action_weight + self.action_bias
+        layers = list(zip(self.weights, self.biases)) + [(self.action_weight, self.action_bias)]
+        for i, (w, b) in enumerate(layers):
+            x = (self._compact_product(x, w) if i == 0 and self.embedding is not None else x @ w) + b
+            if i < len(self.weights):
+                x = squash(x)
+        return x
+
+    def _compact_product(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """features @ w, features as CompactExtractor.forward: the index floats' embeddings in order, then the rest."""
+        # Index floats are small whole numbers; round before the cast so that no float error picks a neighbour.
+        index = np.rint(x[..., self._indices]).clip(0, len(self.embedding) - 1).astype(np.intp)
+        embedded = self.embedding[index].reshape(*x.shape[:-1], -1)
+        # Two products instead of one on the concatenation: copying the features costs more than the product.
+        return embedded @ w[:embedded.shape[-1]] + x[..., self._rest] @ w[embedded.shape[-1]:]
 
     def log_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         """Log-probabilities over the actions with illegal ones at -inf (one observation or a batch)."""
@@ -115,10 +178,14 @@ class NumpyPolicy:
         """Write the policy to a ``.npz`` file; returns its path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        meta = {**self.metadata, "format_version": FORMAT_VERSION, "activation": self.activation,
-                "observation_mode": self.observation_mode, "observation_size": self.observation_size,
-                "num_actions": self.num_actions, "hidden_layers": len(self.weights)}
+        compact = self.embedding is not None
+        meta = {**self.metadata, "format_version": 2 if compact else 1, "activation": self.activation,
+                "observation_mode": self.observation_mode, "observation_encoding": self.observation_encoding,
+                "observation_size": self.observation_size, "num_actions": self.num_actions,
+                "hidden_layers": len(self.weights)}
         arrays = {"meta": np.array(json.dumps(meta, sort_keys=True))}
+        if compact:
+            arrays["embedding"], arrays["index_slices"] = self.embedding, self.index_slices
         for i, (w, b) in enumerate(zip(self.weights, self.biases)):
             arrays[f"layer_{i}_weight"], arrays[f"layer_{i}_bias"] = w, b
         arrays["action_weight"], arrays["action_bias"] = self.action_weight, self.action_bias
@@ -147,25 +214,31 @@ class NumpyPolicy:
                 raise ValueError(meta)
         except ValueError:
             raise ModelFormatError(f"{not_export}: its 'meta' entry is not a JSON object") from None
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise ModelFormatError(f"{path}: policy format {meta.get('format_version')!r}, this code reads "
-                                   f"format {FORMAT_VERSION}")
+        version = meta.get("format_version")
+        if isinstance(version, bool) or version not in range(1, FORMAT_VERSION + 1):
+            raise ModelFormatError(f"{path}: policy format {version!r}, this code reads formats 1 to {FORMAT_VERSION}")
+        encoding = meta.get("observation_encoding", "onehot")
+        if encoding not in ENCODINGS:
+            raise ModelFormatError(f"{path}: unknown observation_encoding {encoding!r}; allowed: {', '.join(ENCODINGS)}")
+        if encoding == "compact" and version < 2:
+            raise ModelFormatError(f"{path}: a compact policy needs format 2 (format 1 has no embedding)")
         layers = meta.get("hidden_layers")
         if isinstance(layers, bool) or not isinstance(layers, int) or not 0 <= layers <= 64:
             raise ModelFormatError(f"{not_export}: 'hidden_layers' must be a layer count, got {layers!r}")
         expected = {f"layer_{i}_{part}" for i in range(layers) for part in ("weight", "bias")} \
-            | {"action_weight", "action_bias"}
+            | {"action_weight", "action_bias"} | ({"embedding", "index_slices"} if encoding == "compact" else set())
         if set(arrays) != expected:
-            raise ModelFormatError(f"{path}: entries {sorted(arrays)} do not match {layers} hidden layers "
-                                   f"(expected {sorted(expected)})")
+            raise ModelFormatError(f"{path}: entries {sorted(arrays)} do not match {layers} hidden layers and the "
+                                   f"{encoding} encoding (expected {sorted(expected)})")
         if any(a.dtype.kind not in "fiu" for a in arrays.values()):
             raise ModelFormatError(f"{not_export}: its weights are not numbers")
         policy = cls([arrays[f"layer_{i}_weight"] for i in range(layers)],
                      [arrays[f"layer_{i}_bias"] for i in range(layers)], arrays["action_weight"],
                      arrays["action_bias"], meta.get("activation", "tanh"), meta.get("observation_mode", "tracked"),
                      {k: v for k, v in meta.items() if k not in ("format_version", "activation", "observation_mode",
-                                                                  "observation_size", "num_actions",
-                                                                  "hidden_layers")})
+                                                                  "observation_encoding", "observation_size",
+                                                                  "num_actions", "hidden_layers")},
+                     arrays.get("embedding"), arrays.get("index_slices"))
         if policy.observation_size != meta.get("observation_size") or policy.num_actions != meta.get("num_actions"):
             raise ModelFormatError(f"{path}: the weights' sizes ({policy.observation_size} in, {policy.num_actions} "
                                    f"out) contradict the metadata ({meta.get('observation_size')} in, "
@@ -177,8 +250,20 @@ def _relu(x: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0.0)
 
 
+def _take(where: np.ndarray):
+    """The positions where ``where`` is true, as a slice when they are one run (a view, no copy), else an array."""
+    positions = np.flatnonzero(where)
+    if positions.size and positions[-1] - positions[0] == positions.size - 1:
+        return slice(int(positions[0]), int(positions[-1]) + 1)
+    return positions
+
+
 def export_policy(model, observation_mode: str | None = None, metadata: dict | None = None) -> NumpyPolicy:
-    """A NumpyPolicy copy of a MaskablePPO model's (or MaskableActorCriticPolicy's) policy network."""
+    """A NumpyPolicy copy of a MaskablePPO model's (or MaskableActorCriticPolicy's) policy network.
+
+    The features extractor may be SB3's FlattenExtractor (a onehot policy) or the project's CompactExtractor
+    (a compact policy: its embedding and index floats become the NumpyPolicy's input stage).
+    """
     import torch  # only exporting needs torch
 
     policy = getattr(model, "policy", model)
@@ -188,10 +273,16 @@ def export_policy(model, observation_mode: str | None = None, metadata: dict | N
     meta.update(metadata or {})
     mode = observation_mode or meta.pop("observation_mode", "tracked")
     meta.pop("observation_mode", None)
-    extractor = type(policy.features_extractor).__name__
-    if extractor != "FlattenExtractor":
-        raise ModelFormatError(f"cannot export a policy with a {extractor} features extractor; only MlpPolicy "
-                               "(FlattenExtractor) networks run in numpy")
+    encoding = meta.pop("observation_encoding", None)  # the extractor decides; a contradicting claim is an error
+    extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
+    name = type(extractor).__name__
+    if name == "CompactExtractor":
+        stage = _compact_input_stage(extractor)
+    elif name == "FlattenExtractor":
+        stage = {}
+    else:
+        raise ModelFormatError(f"cannot export a policy with a {name} features extractor; the numpy policy runs "
+                               "FlattenExtractor (MlpPolicy) and CompactExtractor networks")
     weights, biases, activations = [], [], set()
     for module in policy.mlp_extractor.policy_net:
         if isinstance(module, torch.nn.Linear):
@@ -207,9 +298,26 @@ def export_policy(model, observation_mode: str | None = None, metadata: dict | N
     if len(activations) > 1 or len(activations) != min(len(weights), 1):
         raise ModelFormatError(f"the policy network must use one activation after every layer, got {activations}")
     action = policy.action_net
-    return NumpyPolicy(weights, biases, action.weight.detach().cpu().numpy().T.copy(),
-                       action.bias.detach().cpu().numpy().copy(), activations.pop() if activations else "tanh",
-                       mode, meta)
+    exported = NumpyPolicy(weights, biases, action.weight.detach().cpu().numpy().T.copy(),
+                           action.bias.detach().cpu().numpy().copy(), activations.pop() if activations else "tanh",
+                           mode, meta, **stage)
+    if encoding not in (None, exported.observation_encoding):
+        raise ModelFormatError(f"the metadata says observation_encoding {encoding!r} but the network's {name} reads "
+                               f"the {exported.observation_encoding} observation")
+    size = int(np.prod(policy.observation_space.shape))
+    if exported.observation_size != size:
+        raise ModelFormatError(f"the exported network reads {exported.observation_size} floats but the model's "
+                               f"observation space has {size}")
+    return exported
+
+
+def _compact_input_stage(extractor) -> dict:
+    """A CompactExtractor's embedding and its index floats as ascending (start, stop) ranges."""
+    # _indices is the extractor's own record of the floats it embeds (ascending, the order of its embeddings)
+    indices = extractor._indices.cpu().numpy()
+    breaks = np.flatnonzero(np.diff(indices) != 1) + 1
+    slices = np.stack([indices[np.r_[0, breaks]], indices[np.r_[breaks - 1, len(indices) - 1]] + 1], axis=1)
+    return {"embedding": extractor.embedding.weight.detach().cpu().numpy().copy(), "index_slices": slices}
 
 
 def check_model_path(path) -> Path:
@@ -250,9 +358,10 @@ class PolicyAgent:
     """Plays a trained policy: masked argmax (``deterministic``) or a sample from it, seeded.
 
     Built from a model file (``path``: a ``.npz`` export; None: the shipped model) or a
-    NumpyPolicy in memory (``policy``). It reads the seat's observation in the mode it was trained on
-    (``observation_mode``; default tracked): ``view.observe(mode)``, or the vector of a view built on an
-    observation alone (``SeatView.of_observation``), which must be in that mode.
+    NumpyPolicy in memory (``policy``). It reads the seat's observation in the mode and encoding it was trained
+    on (``observation_mode``, default tracked; ``observation_encoding``): ``view.observe(mode)`` or
+    ``view.compact_observation(mode)``, or the vector of a view built on an observation alone
+    (``SeatView.of_observation``), which must be in that mode and encoding.
 
     A policy trained on env v0 (48 actions, the v0 observation; see the env's version history) still
     plays v1 games to the end: it reads ``Encoder.v0_observation`` of its observation and chooses among
@@ -281,6 +390,11 @@ class PolicyAgent:
         return self.policy.observation_mode
 
     @property
+    def observation_encoding(self) -> str:
+        """The observation encoding the policy reads (``onehot`` or ``compact``)."""
+        return self.policy.observation_encoding
+
+    @property
     def metadata(self) -> dict:
         """What the export recorded about training (step count, config name, seed, ...)."""
         return self.policy.metadata
@@ -301,12 +415,15 @@ class PolicyAgent:
             if not mask[:outputs].any():
                 return self._pay_without_outputs(view)
             mask = mask[:outputs]
-        observation = view.observe(self.observation_mode)
-        if observation.shape[-1] != self.policy.observation_size:
-            from packetrow_env.observation import encoder
-            coder = encoder(view.cards)
-            if self.policy.observation_size == coder.v0_size and observation.shape[-1] > coder.v0_size:
-                observation = coder.v0_observation(observation)  # a v0 policy reads the v0 prefix
+        if self.observation_encoding == "compact" and view.has_game:
+            observation = view.compact_observation(self.observation_mode)
+        else:  # a view without a game gives its own vector, which must be in the policy's encoding
+            observation = view.observe(self.observation_mode)
+            if self.observation_encoding == "onehot" and observation.shape[-1] != self.policy.observation_size:
+                from packetrow_env.observation import encoder
+                coder = encoder(view.cards)
+                if self.policy.observation_size == coder.v0_size and observation.shape[-1] > coder.v0_size:
+                    observation = coder.v0_observation(observation)  # a v0 policy reads the v0 prefix
         return self.policy.action(observation, mask, self._rng, self.deterministic)
 
     @staticmethod

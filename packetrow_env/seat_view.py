@@ -63,7 +63,7 @@ class SeatView:
     """What one seat knows of a game, for an agent to act on (see the module docstring)."""
 
     __slots__ = ("seat", "mode", "cards", "num_players", "state", "_game", "_observation", "_mask", "_hands",
-                 "_encoder")
+                 "_encoder", "_compact")
 
     def __init__(self, game, seat: int | None = None, mode: str = "tracked", observation: np.ndarray | None = None,
                  action_mask: np.ndarray | None = None):
@@ -71,7 +71,7 @@ class SeatView:
         self._game = game
         self._observation = observation
         self._hands = None
-        self._encoder = None
+        self._encoder = self._compact = None
         if game is None:
             if observation is None or action_mask is None:
                 raise ValueError("a SeatView without a game needs the observation and the action mask")
@@ -125,10 +125,7 @@ class SeatView:
 
     def observe(self, mode: str | None = None) -> np.ndarray:
         """The seat's observation vector in ``mode``, one the view's mode covers (table < tracked < online < full)."""
-        mode = self.mode if mode is None else knowledge.check_mode(mode)
-        if mode not in _COVERS[self.mode]:
-            raise ValueError(f"a {self.mode} view cannot give a {mode} observation (it knows less); allowed: "
-                             f"{', '.join(_COVERS[self.mode])}")
+        mode = self._covered(mode)
         if mode == self.mode and self._observation is not None:
             return self._observation
         game = self._require_game("an observation in another mode")
@@ -136,6 +133,23 @@ class SeatView:
             from .observation import encoder
             self._encoder = encoder(self.cards)
         return self._encoder.encode(game, self.seat, mode)
+
+    def compact_observation(self, mode: str | None = None) -> np.ndarray:
+        """The seat's compact observation vector (``compact_observation``) in ``mode``, one the view's mode covers."""
+        mode = self._covered(mode)
+        game = self._require_game("a compact observation")
+        if self._compact is None:
+            from .compact_observation import encoder
+            self._compact = encoder(self.cards)
+        return self._compact.encode(game, self.seat, mode)
+
+    def _covered(self, mode: str | None) -> str:
+        """``mode`` (None: the view's), checked to be one the view's mode covers."""
+        mode = self.mode if mode is None else knowledge.check_mode(mode)
+        if mode not in _COVERS[self.mode]:
+            raise ValueError(f"a {self.mode} view cannot give a {mode} observation (it knows less); allowed: "
+                             f"{', '.join(_COVERS[self.mode])}")
+        return mode
 
     # ------------------------------------------------------------------ public facts
     @property

@@ -21,6 +21,7 @@ def facts(view: SeatView) -> dict:
     s = view.state
     out = {
         "mask": view.action_mask.tobytes(), "legal": view.legal_actions(), "observation": view.observation.tobytes(),
+        "compact": view.compact_observation().tobytes(),
         "known_hands": view.known_hands(), "holds": view.holds_starting_contract(), "decks": view.deck_contents(),
         "unseen": view.unseen(), "text": view.render_text(), "scores": view.scores(), "clock": view.time_left(0.1),
         "phase": view.phase, "player": view.current_player, "over": view.is_over, "payments": view.payment_options(),
@@ -84,6 +85,23 @@ def test_a_view_gives_only_the_observations_its_mode_covers():
         SeatView(game, 0, "psychic")
     with pytest.raises(ValueError, match="observer must be a seat number"):
         SeatView(game, 2)
+
+
+def test_a_view_gives_the_compact_observation_of_the_modes_it_covers():
+    from packetrow_env.compact_observation import encoder as compact_encoder
+
+    game = Game.new(3, seed=5)
+    for _ in range(9):
+        game.step(game.legal_actions()[-1])
+    view = SeatView(game, 1, "online")
+    for mode in ("table", "tracked", "online"):
+        assert np.array_equal(view.compact_observation(mode), compact_encoder().encode(game, 1, mode))
+    assert np.array_equal(view.compact_observation(), compact_encoder().encode(game, 1, "online"))
+    with pytest.raises(ValueError, match="cannot give a full observation"):
+        view.compact_observation("full")
+    bare = SeatView.of_observation(view.observation, view.action_mask, "online")
+    with pytest.raises(ValueError, match="only an observation and a mask; a compact observation needs"):
+        bare.compact_observation()
 
 
 def test_a_view_of_an_observation_holds_only_it():
