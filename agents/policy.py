@@ -31,9 +31,10 @@ from pathlib import Path
 
 import numpy as np
 
+from packetrow_env.compact_observation import ENCODINGS  # observation_encoding: onehot (the default) or compact
+
 FORMAT_VERSION = 2  # the newest format written (for compact policies; onehot ones are written as format 1)
 ACTIVATIONS = ("tanh", "relu")
-ENCODINGS = ("onehot", "compact")  # observation_encoding: observation.Encoder's vector, or compact_observation's
 # models/ of the repository, installed as the package packetrow_models
 SHIPPED_MODEL = Path(str(files("packetrow_models") / "ppo_packetrow.npz"))
 TRAIN_HINT = ("train one with `packetrow train --config configs/quick.yaml --out runs/quick` and load "

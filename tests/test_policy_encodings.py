@@ -243,3 +243,25 @@ def test_export_matches_the_torch_policy_on_real_observations(encoding, tmp_path
     other = "onehot" if encoding == "compact" else "compact"
     with pytest.raises(ModelFormatError, match=f"the metadata says observation_encoding '{other}'"):
         export_policy(model, "tracked", {"observation_encoding": other})
+
+
+def test_a_compact_agent_plays_the_compact_env_to_the_end():
+    """The env's compact observation is what the agent encodes from the env's seat view, and both give one action."""
+    import packetrow_env
+
+    env = packetrow_env.env(num_players=3, observation_encoding="compact")
+    env.reset(seed=5)
+    agent = PolicyAgent(policy=random_policy("compact", seed=2))
+    moves = 0
+    for name in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        view = env.unwrapped.seat_view()
+        assert np.array_equal(view.compact_observation(), obs["observation"])
+        action = agent.act(view)
+        assert action == agent.act(SeatView.of_observation(obs["observation"], obs["action_mask"]))
+        env.step(action)
+        moves += 1
+    assert moves > 20 and env.unwrapped.game.is_over
