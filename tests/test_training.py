@@ -301,7 +301,7 @@ def test_shipped_rllib_configs_load_without_ray(name):
     ({"pool": {"mixture": {"newest": 1.0}}}, r"pool.mixture: unknown opponent source 'newest'"),
     ({"pool": {"mixture": {"random": 0}}}, r"weights sum to 0"),
     ({"env": {"num_players": [2, 6]}}, r"env.num_players must be a player count 2-5"),
-    ({"env": {"vec_env": "threads"}}, r"env.vec_env must be one of dummy, subproc"),
+    ({"env": {"vec_env": "threads"}}, r"env.vec_env must be one of batched, dummy, subproc"),
     ({"ppo": {"lr_schedule": "cosine"}}, r"ppo.lr_schedule must be one of constant, linear"),
     ({"env": {"n_envs": 0}}, r"env.n_envs must be > 0"),
     ({"ppo": {"gamma": 1.5}}, r"ppo.gamma must be in \(0, 1\]"),
