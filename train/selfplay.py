@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from packetrow_env.env import REWARD_MODES, final_rewards
+from packetrow_env.compact_observation import ENCODINGS
 from packetrow_env.observation import MODES
 from packetrow_env.wrappers import SingleAgentEnv
 
@@ -75,6 +76,7 @@ class EnvConfig:
 
     num_players: list = field(default_factory=lambda: [2, 3, 4, 5])  # drawn uniformly per episode; repeat to weight
     observation_mode: str = "tracked"
+    observation_encoding: str = "onehot"  # onehot | compact (about 700 floats, card types embedded: a faster network)
     reward_mode: str = "vp"  # measured: VP margin learns faster than rank, win rate included
     n_envs: int = 4
     # batched: one VectorGame, opponents moved batched (vec_selfplay.py; fastest); dummy: one SingleAgentEnv per
@@ -212,6 +214,10 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
     config.eval.num_players = _player_counts(f"{source}: eval.num_players", config.eval.num_players)
     choice("trainer", config.trainer, ("sb3",))
     choice("env.observation_mode", config.env.observation_mode, MODES)
+    choice("env.observation_encoding", config.env.observation_encoding, ENCODINGS)
+    if config.env.observation_encoding != "onehot" and config.env.vec_env != "batched":
+        raise ConfigError(f"{source}: env.observation_encoding {config.env.observation_encoding!r} needs env.vec_env "
+                          "'batched' (the one-game envs give the onehot encoding)")
     choice("env.reward_mode", config.env.reward_mode, REWARD_MODES)
     choice("env.vec_env", config.env.vec_env, VEC_ENVS)
     choice("ppo.activation", config.ppo.activation, ACTIVATIONS)
@@ -303,7 +309,8 @@ def make_vec_env(config: TrainConfig):
     if config.env.vec_env == "batched":
         from .vec_selfplay import SelfPlayVecEnv
         vec_env = SelfPlayVecEnv(config.env.n_envs, make_pool(config), config.env.num_players,
-                                 config.env.observation_mode, config.env.reward_mode)
+                                 config.env.observation_mode, config.env.reward_mode,
+                                 observation_encoding=config.env.observation_encoding)
         vec_env.seed(config.seed)
         return vec_env
 
@@ -506,7 +513,11 @@ def _policy_kwargs(config: TrainConfig) -> dict:
     import torch
 
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.ppo.activation]
-    return {"net_arch": list(config.ppo.net_arch), "activation_fn": activation}
+    kwargs = {"net_arch": list(config.ppo.net_arch), "activation_fn": activation}
+    if config.env.observation_encoding == "compact":
+        from .compact_extractor import compact_policy_kwargs
+        kwargs = compact_policy_kwargs(**kwargs)
+    return kwargs
 
 
 def _ppo_kwargs(config: TrainConfig) -> dict:
