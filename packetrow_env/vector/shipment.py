@@ -1,0 +1,601 @@
+"""Shipments for compiled kernels: the answers of shipping.py, payment.py and engine._cheapest_cover, in numba.
+
+Every function here answers exactly as its Python reference (tests/test_vector_shipment.py checks them
+against it): ``feasible`` is ``shipping.can_fulfil`` (R-SHIP-1..5), ``payment_options`` is
+``payment.payment_options`` cut to the first MAX_PAYMENT_OPTIONS (R-SHIP-7), ``cheapest_payment`` is
+``shipping.payment``, ``best_fulfilment`` is ``shipping.best_fulfilment`` (R-SCORE-1) and
+``cheapest_cover`` is ``engine._cheapest_cover`` (R-TAKE-4).
+
+Inputs are a catalogue table ``tab = tables.table(cards)`` and int arrays of card ids, sorted ascending:
+``res`` a player's hand and ships (cards that take no part in a shipment are ignored, repeats are
+skipped), ``con`` distinct contract ids (not validated: the engine only stages contracts of the hand).
+Card sets come back as bitsets int64[WORDS]: card c is bit c % 64 of word c // 64.
+
+As in shipping.py a shipment splits into two problems that share no cards: ships and captains serve the
+set of destinations, goods, gold and traders the demand per good. Goods with traders are decided by a
+dynamic program over the demand still open per good (one mixed-radix index over the four goods).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .. import cards as _cards
+from ..actions import MAX_PAYMENT_OPTIONS
+from . import tables as _tables
+from .batch import WORDS
+
+KIND, GOOD, QUANTITY, DESTINATION = _tables.KIND, _tables.GOOD, _tables.QUANTITY, _tables.DESTINATION
+REWARD, VALUE, MONEY, GROUP = _tables.REWARD, _tables.VALUE, _tables.MONEY, _tables.GROUP
+SHIP, CAPTAIN, GOLD, GOODS_KIND, TRADER = _cards.SHIP, _cards.CAPTAIN, _cards.GOLD, _cards.GOODS_KIND, _cards.TRADER
+MONEY_KIND = _cards.MONEY
+NUM_GOODS = len(_cards.GOODS)
+K = MAX_PAYMENT_OPTIONS
+# best_fulfilment gives up (returns GAVE_UP) after this many feasibility tests of contract subsets: a
+# user's catalogue may stage 25 contracts with a hand rich enough for millions of subsets, which
+# shipping.best_fulfilment answers by its search over units instead.
+SUBSET_BUDGET = 1 << 16
+GAVE_UP = -1
+_INF = 1 << 62  # above every cost below; sums of a few costs stay inside int64
+
+
+# ---------------------------------------------------------------- small helpers
+
+@njit(cache=True)
+def _popcount(x):
+    """Set bits of a non-negative int."""
+    n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def _add_card(bits, c):
+    """Set card c in a bitset."""
+    bits[c >> 6] |= np.int64(1) << np.int64(c & 63)
+
+
+@njit(cache=True)
+def _has_above(s, w, low):
+    """Whether bitset s holds a card above the single bit `low` of word w."""
+    if s[w] & ~(low | (low - 1)):
+        return True
+    for v in range(w + 1, s.shape[0]):
+        if s[v]:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _lex_less(a, b):
+    """Whether bitset a, as a sorted id list, comes before b (Python tuple order: a prefix comes first)."""
+    for w in range(a.shape[0]):
+        x = a[w] ^ b[w]
+        if x:
+            low = x & -x  # the smallest card in one set only
+            if a[w] & low:
+                return _has_above(b, w, low)  # b is past a here, unless b ends before
+            return not _has_above(a, w, low)
+    return False
+
+
+@njit(cache=True)
+def _gold_ok(r, singles, doubles):
+    """Whether gold nuggets cover the remaining demand r (R-SHIP-3); shipping._gold_ok."""
+    total = 0
+    odd = 0
+    for g in range(r.shape[0]):
+        total += r[g]
+        odd += r[g] & 1
+    return singles + 2 * doubles >= total + max(0, odd - singles)
+
+
+@njit(cache=True)
+def _demand(tab, con, demand):
+    """Fill units per good of the contracts; return their destinations as a bit mask."""
+    demand[:] = 0
+    dests = 0
+    for c in con:
+        demand[tab[GOOD, c]] += tab[QUANTITY, c]
+        dests |= 1 << tab[DESTINATION, c]
+    return dests
+
+
+@njit(cache=True)
+def _resources(tab, res, own, cg, cq):
+    """Count the shipment cards of res: own units per good and the goods cards' (good, units) go to own/cg/cq.
+
+    Returns (ships, captains, destinations with a ship as a bit mask, single nuggets, double nuggets,
+    traders, goods cards)."""
+    own[:] = 0
+    ships = captains = native = singles = doubles = traders = n = 0
+    prev = -1
+    for c in res:
+        if c == prev:  # res is sorted: a repeat is the same card
+            continue
+        prev = c
+        k = tab[KIND, c]
+        if k == GOODS_KIND:
+            g = tab[GOOD, c]
+            own[g] += tab[QUANTITY, c]
+            cg[n] = g
+            cq[n] = tab[QUANTITY, c]
+            n += 1
+        elif k == SHIP:
+            ships += 1
+            native |= 1 << tab[DESTINATION, c]
+        elif k == GOLD:
+            if tab[QUANTITY, c] == 2:
+                doubles += 1
+            else:
+                singles += 1
+        elif k == CAPTAIN:
+            captains += 1
+        elif k == TRADER:
+            traders += 1
+    return ships, captains, native, singles, doubles, traders, n
+
+
+@njit(cache=True)
+def _ships_ok(ships, captains, native, dests):
+    """R-SHIP-2, R-SHIP-5: a ship per destination; destinations without a ship of their own need a captain."""
+    return _popcount(dests) <= ships and _popcount(dests & ~native) <= captains
+
+
+# ---------------------------------------------------------------- feasibility
+
+@njit(cache=True)
+def _radices(demand, stride):
+    """Strides of the mixed-radix index of open demand (radix demand[g] + 1); returns the number of states."""
+    p = 1
+    for g in range(NUM_GOODS):
+        stride[g] = p
+        p *= demand[g] + 1
+    return p
+
+
+@njit(cache=True)
+def _trade_search(demand, singles, doubles, traders, cg, cq, n):
+    """Exact goods feasibility with traders (R-SHIP-3, R-SHIP-4) by a dynamic program over open demand.
+
+    fewest[s] = the fewest traders that leave open demand s; a card is kept on its own good or traded
+    (one trader) to another demanded good (leaving it out never helps: extra units are harmless).
+    """
+    stride = np.empty(NUM_GOODS, np.int64)
+    p = _radices(demand, stride)
+    fewest = np.full(p, traders + 1, np.int16)
+    fewest[p - 1] = 0  # nothing covered yet: the open demand is the whole demand
+    for i in range(n):
+        g0 = cg[i]
+        q = cq[i]
+        # Ascending: a card only lowers the index, so a target is never a source again for this card.
+        for s in range(p):
+            used = fewest[s]
+            if used > traders:
+                continue
+            open0 = (s // stride[g0]) % (demand[g0] + 1)
+            if open0:
+                t = s - min(open0, q) * stride[g0]
+                if used < fewest[t]:
+                    fewest[t] = used
+            if used < traders:
+                for g in range(NUM_GOODS):
+                    if g != g0:
+                        open_g = (s // stride[g]) % (demand[g] + 1)
+                        if open_g:
+                            t = s - min(open_g, q) * stride[g]
+                            if used + 1 < fewest[t]:
+                                fewest[t] = used + 1
+    r = np.empty(NUM_GOODS, np.int64)
+    for s in range(p):
+        if fewest[s] <= traders:
+            for g in range(NUM_GOODS):
+                r[g] = (s // stride[g]) % (demand[g] + 1)
+            if _gold_ok(r, singles, doubles):
+                return True
+    return False
+
+
+@njit(cache=True)
+def _goods_ok(demand, own, singles, doubles, traders, cg, cq, n):
+    """Whether goods, gold and traders meet the demand per good (R-SHIP-2..4): counting first, then the search."""
+    need = 0
+    have = singles + 2 * doubles
+    for g in range(NUM_GOODS):
+        need += demand[g]
+        have += own[g]
+    if have < need:
+        return False
+    r = np.empty(NUM_GOODS, np.int64)
+    short = 0
+    for g in range(NUM_GOODS):
+        r[g] = max(0, demand[g] - own[g])
+        short += r[g]
+    if _gold_ok(r, singles, doubles):
+        return True
+    if traders == 0 or n == 0:
+        return False
+    traders = min(traders, n)
+    # Trading a card lowers the shortfall by at most its units: the biggest `traders` cards bound it.
+    moved = 0
+    last = 1 << 30
+    taken = 0
+    while taken < traders:
+        top = 0
+        ties = 0
+        for i in range(n):
+            if cq[i] < last and cq[i] > top:
+                top = cq[i]
+        for i in range(n):
+            if cq[i] == top:
+                ties += 1
+        use = min(ties, traders - taken)
+        moved += use * top
+        taken += use
+        last = top
+        if top == 0:
+            break
+    if singles + 2 * doubles < short - moved:
+        return False
+    return _trade_search(demand, singles, doubles, traders, cg, cq, n)
+
+
+@njit(cache=True)
+def feasible(tab, res, con):
+    """Whether contracts `con` can be fulfilled together with `res` (shipping.can_fulfil; R-SHIP-1..5)."""
+    if con.shape[0] == 0:
+        return True
+    n = res.shape[0]
+    buf = np.empty(8 + 2 * n, np.int64)  # one allocation for every scratch array
+    demand, own, cg, cq = buf[:4], buf[4:8], buf[8:8 + n], buf[8 + n:]
+    dests = _demand(tab, con, demand)
+    ships, captains, native, singles, doubles, traders, m = _resources(tab, res, own, cg, cq)
+    if not _ships_ok(ships, captains, native, dests):
+        return False
+    return _goods_ok(demand, own, singles, doubles, traders, cg, cq, m)
+
+
+@njit(cache=True)
+def fulfillable(tab, res, contracts, out):
+    """Write into `out` the contracts that can each be fulfilled on their own (engine._fulfillable_contracts);
+    returns how many."""
+    n = res.shape[0]
+    buf = np.empty(8 + 2 * n, np.int64)
+    demand, own, cg, cq = buf[:4], buf[4:8], buf[8:8 + n], buf[8 + n:]
+    ships, captains, native, singles, doubles, traders, m = _resources(tab, res, own, cg, cq)
+    found = 0
+    for c in contracts:
+        demand[:] = 0
+        demand[tab[GOOD, c]] = tab[QUANTITY, c]
+        if _ships_ok(ships, captains, native, 1 << tab[DESTINATION, c]) and \
+                _goods_ok(demand, own, singles, doubles, traders, cg, cq, m):
+            out[found] = c
+            found += 1
+    return found
+
+
+@njit(cache=True)
+def addable(tab, res, pending, contracts, out):
+    """Write into `out` the contracts of `contracts` not pending that can join the pending shipment (the mask
+    while a shipment is staged, R-SHIP-6); returns how many."""
+    n = res.shape[0]
+    buf = np.empty(12 + 2 * n, np.int64)
+    demand, base, own, cg, cq = buf[:4], buf[4:8], buf[8:12], buf[12:12 + n], buf[12 + n:]
+    ships, captains, native, singles, doubles, traders, m = _resources(tab, res, own, cg, cq)
+    dests = _demand(tab, pending, base)
+    found = 0
+    for c in contracts:
+        staged = False
+        for d in pending:
+            if d == c:
+                staged = True
+        if staged:
+            continue
+        demand[:] = base
+        demand[tab[GOOD, c]] += tab[QUANTITY, c]
+        if _ships_ok(ships, captains, native, dests | (1 << tab[DESTINATION, c])) and \
+                _goods_ok(demand, own, singles, doubles, traders, cg, cq, m):
+            out[found] = c
+            found += 1
+    return found
+
+
+# ---------------------------------------------------------------- payment options (R-SHIP-7)
+
+@njit(cache=True)
+def _classes(tab, res, ship_side, members, counts):
+    """Group the ship-side (ships, captains) or goods-side (gold, goods, traders) cards of res by payment class.
+
+    members[j, :counts[j]] are class j's card ids, ascending (res is sorted); returns the number of classes."""
+    ncls = 0
+    prev = -1
+    for c in res:
+        if c == prev:
+            continue
+        prev = c
+        k = tab[KIND, c]
+        if ship_side:
+            if k != SHIP and k != CAPTAIN:
+                continue
+        elif k != GOLD and k != GOODS_KIND and k != TRADER:
+            continue
+        j = 0
+        while j < ncls and tab[GROUP, members[j, 0]] != tab[GROUP, c]:
+            j += 1
+        if j == ncls:
+            counts[j] = 0
+            ncls += 1
+        members[j, counts[j]] = c
+        counts[j] += 1
+    return ncls
+
+
+@njit(cache=True)
+def _first_vector(v, lim, idx, n, total):
+    """Fill v[idx[:n]] greedily from the left with `total` units under the limits; False if they cannot hold it."""
+    for i in range(n):
+        take = min(lim[idx[i]], total)
+        v[idx[i]] = take
+        total -= take
+    return total == 0
+
+
+@njit(cache=True)
+def _next_vector(v, lim, idx, n):
+    """Step v[idx[:n]] to the next vector of the same sum under the limits (decreasing lexicographic order)."""
+    room = 0  # capacity of the positions right of i
+    rest = 0  # units right of i
+    for i in range(n - 1, -1, -1):
+        j = idx[i]
+        if v[j] > 0 and rest + 1 <= room:
+            v[j] -= 1
+            rest += 1
+            for i2 in range(i + 1, n):
+                j2 = idx[i2]
+                take = min(lim[j2], rest)
+                v[j2] = take
+                rest -= take
+            return True
+        room += lim[j]
+        rest += v[j]
+    return False
+
+
+@njit(cache=True)
+def _grow(bits, vals, n):
+    """The part arrays with room for one more (doubled when full)."""
+    if n < vals.shape[0]:
+        return bits, vals
+    bits2 = np.zeros((2 * n, WORDS), np.int64)
+    vals2 = np.zeros(2 * n, np.int64)
+    bits2[:n] = bits[:n]
+    vals2[:n] = vals[:n]
+    return bits2, vals2
+
+
+@njit(cache=True)
+def _ship_parts(tab, members, counts, ncls, dests):
+    """Every minimal ship part for the destinations `dests`, as (bitsets, values, count).
+
+    A minimal part is exactly |dests| ships plus exactly one captain per destination that none of those
+    ships goes to (fewer ships or captains fail R-SHIP-2/R-SHIP-5, and any more could be left out)."""
+    nd = _popcount(dests)
+    ship_idx = np.empty(ncls, np.int64)
+    cap_idx = np.empty(ncls, np.int64)
+    ns = nc = 0
+    captains = 0
+    for j in range(ncls):
+        if tab[KIND, members[j, 0]] == SHIP:
+            ship_idx[ns] = j
+            ns += 1
+        else:
+            cap_idx[nc] = j
+            nc += 1
+            captains += counts[j]
+    v = np.zeros(ncls, np.int64)
+    bits = np.zeros((4, WORDS), np.int64)
+    vals = np.zeros(4, np.int64)
+    n = 0
+    more = _first_vector(v, counts, ship_idx, ns, nd)
+    while more:
+        covered = 0
+        for i in range(ns):
+            if v[ship_idx[i]]:
+                covered |= 1 << tab[DESTINATION, members[ship_idx[i], 0]]
+        need = nd - _popcount(covered & dests)
+        if need <= captains:
+            for i in range(nc):
+                v[cap_idx[i]] = 0
+            more_captains = _first_vector(v, counts, cap_idx, nc, need)
+            while more_captains:
+                bits, vals = _grow(bits, vals, n)
+                bits[n] = 0
+                vals[n] = 0
+                for j in range(ncls):
+                    for r in range(v[j]):
+                        _add_card(bits[n], members[j, r])
+                        vals[n] += tab[VALUE, members[j, r]]
+                n += 1
+                more_captains = _next_vector(v, counts, cap_idx, nc)
+            for i in range(nc):
+                v[cap_idx[i]] = 0
+        more = _next_vector(v, counts, ship_idx, ns)
+    return bits, vals, n
+
+
+@njit(cache=True)
+def _counts_ok(tab, members, ncls, v, demand, own, cg, cq):
+    """Goods feasibility of v[j] cards of each goods-side class j (the oracle of the minimal-part search)."""
+    own[:] = 0
+    singles = doubles = traders = n = 0
+    for j in range(ncls):
+        k = v[j]
+        if k == 0:
+            continue
+        c = members[j, 0]
+        kind = tab[KIND, c]
+        if kind == GOODS_KIND:
+            g = tab[GOOD, c]
+            q = tab[QUANTITY, c]
+            own[g] += k * q
+            for _ in range(k):
+                cg[n] = g
+                cq[n] = q
+                n += 1
+        elif kind == GOLD:
+            if tab[QUANTITY, c] == 2:
+                doubles += k
+            else:
+                singles += k
+        else:
+            traders += k
+    return _goods_ok(demand, own, singles, doubles, traders, cg, cq, n)
+
+
+@njit(cache=True)
+def _goods_parts(tab, members, counts, ncls, demand, ncards):
+    """Every minimal goods part (lowest ids per class) meeting `demand`, as (bitsets, values, count).
+
+    A depth-first search over how many cards of each class, as payment._minimal: a branch stops when even
+    every card left cannot pay, and at the first count of a class that pays with none of the later classes
+    (more of it, or any later card, would not be minimal); then each find is kept if lowering any count fails.
+    """
+    own = np.empty(NUM_GOODS, np.int64)
+    cg = np.empty(max(ncards, 1), np.int64)
+    cq = np.empty(max(ncards, 1), np.int64)
+    # Classes that serve on their own first (goods of a demanded good, bigger first), gold and traders next,
+    # other goods last: paying counts turn up early and end their branch.
+    order = np.arange(ncls)
+    key = np.empty(ncls, np.int64)
+    for j in range(ncls):
+        c = members[j, 0]
+        if tab[KIND, c] == GOODS_KIND:
+            key[j] = (0 if demand[tab[GOOD, c]] else 2) * 100 - tab[QUANTITY, c]
+        else:
+            key[j] = 100 - tab[QUANTITY, c]
+    for i in range(1, ncls):  # stable insertion sort on key
+        j = order[i]
+        a = i - 1
+        while a >= 0 and key[order[a]] > key[j]:
+            order[a + 1] = order[a]
+            a -= 1
+        order[a + 1] = j
+    v = np.zeros(ncls, np.int64)  # counts by class, set in search order
+    probe = np.zeros(ncls, np.int64)
+    level = np.full(ncls + 1, -1, np.int64)
+    found = np.zeros((4, ncls), np.int64)
+    nfound = 0
+    i = 0
+    while i >= 0:
+        if level[i] == -1:  # entering depth i: can the classes from i on, all taken, still pay?
+            probe[:] = v
+            for a in range(i, ncls):
+                probe[order[a]] = counts[order[a]]
+            if not _counts_ok(tab, members, ncls, probe, demand, own, cg, cq):
+                i -= 1
+                continue
+            if i == ncls:
+                if nfound == found.shape[0]:
+                    bigger = np.zeros((2 * nfound, ncls), np.int64)
+                    bigger[:nfound] = found
+                    found = bigger
+                found[nfound] = v
+                nfound += 1
+                i -= 1
+                continue
+            level[i] = 0
+        else:
+            level[i] += 1
+        j = order[i]
+        if level[i] > counts[j]:
+            v[j] = 0
+            level[i] = -1
+            i -= 1
+            continue
+        v[j] = level[i]
+        if _counts_ok(tab, members, ncls, v, demand, own, cg, cq):  # pays with none of the later classes
+            if nfound == found.shape[0]:
+                bigger = np.zeros((2 * nfound, ncls), np.int64)
+                bigger[:nfound] = found
+                found = bigger
+            found[nfound] = v
+            nfound += 1
+            v[j] = 0
+            level[i] = -1
+            i -= 1
+            continue
+        i += 1
+        level[i] = -1
+    bits = np.zeros((max(nfound, 1), WORDS), np.int64)
+    vals = np.zeros(max(nfound, 1), np.int64)
+    n = 0
+    for f in range(nfound):
+        minimal = True
+        for j in range(ncls):
+            if found[f, j]:
+                found[f, j] -= 1
+                ok = _counts_ok(tab, members, ncls, found[f], demand, own, cg, cq)
+                found[f, j] += 1
+                if ok:
+                    minimal = False
+                    break
+        if minimal:
+            for j in range(ncls):
+                for r in range(found[f, j]):
+                    _add_card(bits[n], members[j, r])
+                    vals[n] += tab[VALUE, members[j, r]]
+            n += 1
+    return bits, vals, n
+
+
+@njit(cache=True)
+def _before(value_a, bits_a, value_b, bits_b):
+    """R-SHIP-7 order: less total value first, then the sorted card ids."""
+    if value_a != value_b:
+        return value_a < value_b
+    return _lex_less(bits_a, bits_b)
+
+
+@njit(cache=True)
+def payment_options(tab, res, con, out):
+    """Write the first K = MAX_PAYMENT_OPTIONS payment options of the shipment `con` into out (int64[K, WORDS]
+    bitsets) in R-SHIP-7 order, as payment.payment_options; returns how many (0: it cannot be fulfilled)."""
+    out[:] = 0
+    if con.shape[0] == 0:
+        return 1  # the empty shipment: one empty option
+    if not feasible(tab, res, con):
+        return 0
+    n = res.shape[0]
+    members = np.empty((n, n), np.int64)
+    counts = np.zeros(n, np.int64)
+    demand = np.empty(NUM_GOODS, np.int64)
+    dests = _demand(tab, con, demand)
+    ncls = _classes(tab, res, True, members, counts)
+    ship_bits, ship_vals, n_ship = _ship_parts(tab, members, counts, ncls, dests)
+    ncls = _classes(tab, res, False, members, counts)
+    goods_bits, goods_vals, n_goods = _goods_parts(tab, members, counts, ncls, demand, n)
+    # Every minimal payment is a minimal ship part with a minimal goods part: keep the first K of the pairs.
+    top_vals = np.empty(out.shape[0], np.int64)
+    kept = 0
+    pair = np.empty(WORDS, np.int64)
+    for a in range(n_ship):
+        for b in range(n_goods):
+            value = ship_vals[a] + goods_vals[b]
+            for w in range(WORDS):
+                pair[w] = ship_bits[a, w] | goods_bits[b, w]
+            if kept == out.shape[0] and not _before(value, pair, top_vals[kept - 1], out[kept - 1]):
+                continue
+            at = min(kept, out.shape[0] - 1)  # insertion sort into the kept options
+            while at > 0 and _before(value, pair, top_vals[at - 1], out[at - 1]):
+                if at < out.shape[0]:
+                    top_vals[at] = top_vals[at - 1]
+                    out[at] = out[at - 1]
+                at -= 1
+            top_vals[at] = value
+            out[at] = pair
+            if kept < out.shape[0]:
+                kept += 1
+    return kept
