@@ -152,3 +152,47 @@ def test_bad_arguments_are_refused_before_writing(default_positions):
         BatchEncoder(None, "secret")
     assert (out == 7.0).all()
 
+
+
+def test_packed_writes_the_listed_games_in_order(default_positions):
+    """``packed``: out[j] is game rows[j]'s observation, for a subset of the games in any order."""
+    games = default_positions[:12]
+    batch_encoder = BatchEncoder(None, "table")
+    seats = np.array([-1 if g.is_over else g.current_player for g in games])
+    rows = [7, 0, 3, 11]
+    out = np.full((4, batch_encoder.size), np.nan, dtype=np.float32)
+    batch_encoder.encode(from_games(games), seats, out, rows=rows, packed=True)
+    for j, i in enumerate(rows):
+        expected = np.zeros_like(out[j]) if seats[i] < 0 else encoder().encode(games[i], int(seats[i]), "table")
+        assert out[j].tobytes() == expected.tobytes()
+    with pytest.raises(ValueError, match=r"shape \(4, "):
+        batch_encoder.encode(from_games(games), seats, np.zeros((12, batch_encoder.size), np.float32), rows=rows,
+                             packed=True)
+
+
+def test_vector_game_batch_equals_encoder_of_its_games():
+    """The batch as VectorGame steps it (its own payment option bitsets, not packed from Games): every seat's
+    vector in every mode equals Encoder.encode of ``vg.game(i)``, every third step and every step in phase pay."""
+    from packetrow_env.vector import VectorGame
+    rng = np.random.default_rng(4)
+    vg = VectorGame([2, 3, 4, 5, 4, 3], seeds=list(range(10, 16)))
+    encoders = {mode: BatchEncoder(None, mode) for mode in MODES}
+    paying = 0
+    for step in range(150):
+        mask = vg.legal_action_mask()
+        in_pay = (vg.batch.phase == PAY).any()
+        if step % 3 == 0 or in_pay:
+            games = [vg.game(i) for i in range(vg.num_games)]
+            for mode, batch_encoder in encoders.items():
+                for seat in range(MAX_PLAYERS):
+                    seats = np.array([seat if seat < g.num_players else -1 for g in games])
+                    out = batch_encoder.encode(vg.batch, seats, np.empty((vg.num_games, batch_encoder.size),
+                                                                         np.float32))
+                    for i, game in enumerate(games):
+                        if seats[i] >= 0:
+                            assert out[i].tobytes() == encoder().encode(game, seat, mode).tobytes(), (step, mode, i)
+        paying += int(in_pay)
+        weight = rng.random(mask.shape)
+        weight[:, actions.ADD_CONTRACT:] += 0.5  # ship often
+        vg.step(np.where(mask, weight, -1.0).argmax(axis=1))
+    assert paying > 0

@@ -72,34 +72,37 @@ class BatchEncoder:
                mode != "table"],  # knows whether opponents still hold theirs
             dtype=np.int64)
 
-    def encode(self, batch: Batch, seats, out: np.ndarray, rows=None) -> np.ndarray:
-        """Fill ``out[i]`` (float32[B, size]) with game i's observation by ``seats[i]`` for i in ``rows`` (default
-        all games); zeros where ``seats[i]`` < 0. Other rows of ``out`` are left alone. Returns ``out``."""
+    def encode(self, batch: Batch, seats, out: np.ndarray, rows=None, packed: bool = False) -> np.ndarray:
+        """Write game i's observation by ``seats[i]`` (one seat per game; < 0: zeros) for every i in ``rows``
+        (default all games) into ``out[i]`` (float32[B, size]; other rows are left alone), or with ``packed``
+        into ``out[j]`` for ``i = rows[j]`` (float32[len(rows), size]). Returns ``out``."""
         num_games = len(batch.num_players)
         seats = np.asarray(seats)
         if seats.shape != (num_games,) or seats.dtype.kind not in "iu":
             raise ValueError(f"seats must hold one integer seat per game ({num_games}), got {seats.dtype} "
                              f"of shape {seats.shape}")
-        if not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != (num_games, self.size) \
-                or not out.flags.c_contiguous or not out.flags.writeable:
-            raise ValueError(f"out must be a writeable C-contiguous float32 array of shape ({num_games}, {self.size}), "
-                             f"got {getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
         rows = np.arange(num_games, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
         if rows.ndim != 1 or (len(rows) and (rows.min() < 0 or rows.max() >= num_games)):
-            raise ValueError(f"rows must be game indices from 0 to {num_games - 1}")
+            raise ValueError(f"rows must be a list of game indices from 0 to {num_games - 1}")
+        shape = (len(rows) if packed else num_games, self.size)
+        if not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != shape \
+                or not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError(f"out must be a writeable C-contiguous float32 array of shape {shape}, "
+                             f"got {getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
         too_big = seats[rows] >= batch.num_players[rows]
         if too_big.any():
             i = int(rows[np.flatnonzero(too_big)[0]])
             raise ValueError(f"game {i}: seat {int(seats[i])} is not a seat of a {int(batch.num_players[i])}-player "
                              "game (seats are 0 to num_players - 1, or -1 for zeros)")
-        _encode(batch, seats.astype(np.int64, copy=False), out, rows, self._count_at, self._ship_at,
+        targets = np.arange(len(rows), dtype=np.int64) if packed else rows
+        _encode(batch, seats.astype(np.int64, copy=False), out, rows, targets, self._count_at, self._ship_at,
                 self._supply_at, self._type_of, self._ship_ids, self._ship_destination, self._contract_number,
                 self._option_rows, self._offsets)
         return out
 
 
 @numba.njit(cache=True)
-def _encode(batch, seats, out, rows, count_at, ship_at, supply_at, type_of, ship_ids,
+def _encode(batch, seats, out, rows, targets, count_at, ship_at, supply_at, type_of, ship_ids,
             ship_destination, contract_number, option_rows, offsets):
     """Encoder.encode for the games ``rows`` (see BatchEncoder.encode)."""
     o_players, o_round, o_phase, o_board, o_chosen, o_exhausted, o_decks, o_seats = offsets[:8]
@@ -108,7 +111,7 @@ def _encode(batch, seats, out, rows, count_at, ship_at, supply_at, type_of, ship
     num_cards = type_of.shape[0]
     for j in range(rows.shape[0]):
         i = rows[j]
-        row = out[i]
+        row = out[targets[j]]
         seat = seats[i]
         row[:] = 0.0
         if seat < 0:
