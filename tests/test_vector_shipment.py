@@ -1,6 +1,7 @@
 """The compiled shipment kernels (packetrow_env/vector/shipment.py) against the Python reference they replace:
-shipping.can_fulfil and payment.payment_options (R-SHIP-1..7), on hands from random play of real games,
-on hypothesis hands and on custom catalogues."""
+shipping.can_fulfil, payment.payment_options and shipping.payment (R-SHIP-1..7), shipping.best_fulfilment
+(R-SCORE-1) and engine._cheapest_cover (R-TAKE-4), on hands from random play of real games, on hypothesis
+hands and on custom catalogues."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from packetrow_env import cards, payment, shipping
 from packetrow_env.actions import MAX_PAYMENT_OPTIONS
-from packetrow_env.engine import Game
+from packetrow_env.engine import Game, _cheapest_cover
 from packetrow_env.vector import shipment, tables
 from packetrow_env.vector.batch import WORDS
 from tests.fuzzing import default_rows, mutate_catalogue
@@ -42,6 +43,12 @@ def check_feasible_and_options(cat, tab, hand, con):
     got = [ids_of(out[i]) for i in range(n)]
     assert got == payment.payment_options(cat, hand, con)[:MAX_PAYMENT_OPTIONS], (hand, con)
     assert not out[n:].any()
+    bits = np.full(WORDS, -1, np.int64)
+    value = shipment.cheapest_payment(tab, res, con_, bits)
+    paid = shipping.payment(cat, hand, con)
+    assert (ids_of(bits), value) == ((), -1) if paid is None else \
+        (ids_of(bits), value) == (paid, sum(int(cat.value[c]) for c in paid)), (hand, con)
+    assert paid is None or not got or got[0] == paid  # the cheapest payment is the first option
     return expected
 
 
@@ -104,12 +111,12 @@ CONTRACTS = tuple(int(c) for c in np.flatnonzero(CAT.kind == cards.CONTRACT))
 
 
 @st.composite
-def rich_hands(draw, cat=CAT, max_cards=20):
-    """Many shipment cards at once (traders, captains and gold in numbers) and 1-5 contracts."""
+def rich_hands(draw, cat=CAT, max_cards=20, max_contracts=5):
+    """Many shipment cards at once (traders, captains and gold in numbers) and some contracts."""
     pool = tuple(int(c) for c in np.flatnonzero(np.isin(cat.kind, SHIPMENT_KINDS)))
     hand = draw(st.lists(st.sampled_from(pool), min_size=4, max_size=max_cards, unique=True))
     contracts = tuple(int(c) for c in np.flatnonzero(cat.kind == cards.CONTRACT))
-    con = draw(st.lists(st.sampled_from(contracts), min_size=1, max_size=5, unique=True))
+    con = draw(st.lists(st.sampled_from(contracts), min_size=1, max_size=max_contracts, unique=True))
     return hand, con
 
 
@@ -191,3 +198,94 @@ def test_R_SHIP_7_kernels_match_the_reference_on_custom_rich_hands(custom, name,
     cat = custom[name]
     hand, con = data.draw(rich_hands(cat))
     check_feasible_and_options(cat, tables.table(cat), hand, con)
+
+
+# ---------------------------------------------------------------- the cheapest payment and the final fulfilment
+
+def check_best(cat, tab, hand, contracts):
+    """best_fulfilment == shipping.best_fulfilment (R-SCORE-1): the contracts, their payment and the reward."""
+    out_contracts, out_paid = np.full(WORDS, -1, np.int64), np.full(WORDS, -1, np.int64)
+    reward = shipment.best_fulfilment(tab, arr(hand), arr(contracts), out_contracts, out_paid)
+    chosen, paid = shipping.best_fulfilment(cat, hand, contracts)
+    assert (ids_of(out_contracts), ids_of(out_paid)) == (chosen, paid), (hand, contracts)
+    assert reward == sum(int(cat.reward[c]) for c in chosen)
+
+
+def test_R_SCORE_1_best_fulfilment_matches_the_reference_on_random_play():
+    """Every distinct hand of random games with contracts (and the pooled hands of two seats, holding more)."""
+    checked = earned = 0
+    for res, contracts in _played_positions(num_games=6, seed=4):
+        if contracts:
+            check_best(CAT, TAB, res, contracts)
+            checked += 1
+            earned += shipping.best_fulfilment(CAT, res, contracts)[0] != ()
+    assert checked > 500 and earned > 100
+
+
+@settings(derandomize=True, deadline=None, max_examples=300)
+@given(hands(max_cards=14, max_contracts=4), st.lists(st.sampled_from(CONTRACTS), max_size=6, unique=True))
+def test_R_SCORE_1_best_fulfilment_matches_the_reference_on_planned_hands(case, more):
+    """Up to 10 contracts: shipping.best_fulfilment answers by subsets up to 6 and by units above."""
+    hand, con = case
+    check_best(CAT, TAB, hand, sorted(set(con) | set(more)))
+
+
+@settings(derandomize=True, deadline=None, max_examples=150)
+@given(st.sampled_from(["default"] + NAMES), st.data())
+def test_R_SCORE_1_best_fulfilment_matches_the_reference_on_rich_hands(custom, name, data):
+    cat = CAT if name == "default" else custom[name]
+    hand, con = data.draw(rich_hands(cat, max_contracts=9))
+    check_best(cat, tables.table(cat), hand, con)
+
+
+def test_R_SCORE_1_best_fulfilment_gives_up_on_a_huge_search():
+    """Every contract and every shipment card in one hand: millions of feasible subsets, so the kernel leaves it
+    to shipping.best_fulfilment (GAVE_UP) with both bitsets cleared, instead of searching for seconds."""
+    out_contracts, out_paid = np.full(WORDS, -1, np.int64), np.full(WORDS, -1, np.int64)
+    found = shipment.best_fulfilment(TAB, arr(SHIPMENT_CARDS), arr(CONTRACTS), out_contracts, out_paid)
+    assert found == shipment.GAVE_UP
+    assert not out_contracts.any() and not out_paid.any()
+
+
+def test_R_SCORE_1_no_contracts_earn_nothing():
+    out_contracts, out_paid = np.full(WORDS, -1, np.int64), np.full(WORDS, -1, np.int64)
+    assert shipment.best_fulfilment(TAB, arr(SHIPMENT_CARDS[:9]), arr([]), out_contracts, out_paid) == 0
+    assert not out_contracts.any() and not out_paid.any()
+
+
+# ---------------------------------------------------------------- cashing money (R-TAKE-4)
+
+MONEY_CARDS = tuple(int(c) for c in np.flatnonzero(CAT.kind == cards.MONEY))
+OTHER_CARDS = tuple(int(c) for c in np.flatnonzero(CAT.kind != cards.MONEY))
+
+
+@settings(derandomize=True, deadline=None, max_examples=400)
+@given(st.lists(st.sampled_from(MONEY_CARDS), max_size=12, unique=True),
+       st.lists(st.sampled_from(OTHER_CARDS), max_size=4, unique=True), st.integers(1, 60))
+def test_R_TAKE_4_cheapest_cover_matches_the_engine(money, others, shortfall):
+    """Fewest money cards, then least total, then lowest ids; -1 when all of them fall short."""
+    hand = sorted(money + others)
+    out = np.full(WORDS, -1, np.int64)
+    total = shipment.cheapest_cover(TAB, arr(hand), shortfall, out)
+    if sum(int(CAT.money[c]) for c in money) < shortfall:
+        assert total == -1 and not out.any()
+        return
+    expected = _cheapest_cover(CAT, hand, shortfall)
+    assert ids_of(out) == tuple(expected)
+    assert total == sum(int(CAT.money[c]) for c in expected)
+
+
+def test_R_TAKE_4_cheapest_cover_on_a_custom_catalogue(custom):
+    """Money values of a fuzzed catalogue, all hands of up to 8 of its money cards drawn at random."""
+    rng = random.Random(9)
+    for name in NAMES:
+        cat = custom[name]
+        tab = tables.table(cat)
+        money = [int(c) for c in np.flatnonzero(cat.kind == cards.MONEY)]
+        for _ in range(100):
+            hand = sorted(rng.sample(money, rng.randint(1, 8)))
+            shortfall = rng.randint(1, sum(int(cat.money[c]) for c in hand))
+            out = np.zeros(WORDS, np.int64)
+            total = shipment.cheapest_cover(tab, arr(hand), shortfall, out)
+            expected = _cheapest_cover(cat, hand, shortfall)
+            assert ids_of(out) == tuple(expected) and total == int(cat.money[expected].sum())

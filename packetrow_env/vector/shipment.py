@@ -32,10 +32,12 @@ SHIP, CAPTAIN, GOLD, GOODS_KIND, TRADER = _cards.SHIP, _cards.CAPTAIN, _cards.GO
 MONEY_KIND = _cards.MONEY
 NUM_GOODS = len(_cards.GOODS)
 K = MAX_PAYMENT_OPTIONS
-# best_fulfilment gives up (returns GAVE_UP) after this many feasibility tests of contract subsets: a
-# user's catalogue may stage 25 contracts with a hand rich enough for millions of subsets, which
-# shipping.best_fulfilment answers by its search over units instead.
+# best_fulfilment gives up (returns GAVE_UP) after this many feasibility tests of contract subsets, or this
+# many steps of the trader search (states times cards) over them: a hand holding most of the catalogue has
+# millions of feasible subsets, each with a big demand, which shipping.best_fulfilment answers by its search
+# over units instead. No hand of a random or played game comes near (benchmarks/vector_shipment.py).
 SUBSET_BUDGET = 1 << 16
+WORK_BUDGET = 1 << 24
 GAVE_UP = -1
 _INF = 1 << 62  # above every cost below; sums of a few costs stay inside int64
 
@@ -201,23 +203,29 @@ def _trade_search(demand, singles, doubles, traders, cg, cq, n):
 
 @njit(cache=True)
 def _goods_ok(demand, own, singles, doubles, traders, cg, cq, n):
-    """Whether goods, gold and traders meet the demand per good (R-SHIP-2..4): counting first, then the search."""
+    """Whether goods, gold and traders meet the demand per good (R-SHIP-2..4)."""
+    return _goods_work(demand, own, singles, doubles, traders, cg, cq, n)[0]
+
+
+@njit(cache=True)
+def _goods_work(demand, own, singles, doubles, traders, cg, cq, n):
+    """(_goods_ok, the steps its trader search took): counting first, then the search."""
     need = 0
     have = singles + 2 * doubles
     for g in range(NUM_GOODS):
         need += demand[g]
         have += own[g]
     if have < need:
-        return False
+        return False, 0
     r = np.empty(NUM_GOODS, np.int64)
     short = 0
     for g in range(NUM_GOODS):
         r[g] = max(0, demand[g] - own[g])
         short += r[g]
     if _gold_ok(r, singles, doubles):
-        return True
+        return True, 0
     if traders == 0 or n == 0:
-        return False
+        return False, 0
     traders = min(traders, n)
     # Trading a card lowers the shortfall by at most its units: the biggest `traders` cards bound it.
     moved = 0
@@ -239,8 +247,11 @@ def _goods_ok(demand, own, singles, doubles, traders, cg, cq, n):
         if top == 0:
             break
     if singles + 2 * doubles < short - moved:
-        return False
-    return _trade_search(demand, singles, doubles, traders, cg, cq, n)
+        return False, 0
+    states = 1
+    for g in range(NUM_GOODS):
+        states *= demand[g] + 1
+    return _trade_search(demand, singles, doubles, traders, cg, cq, n), states * n
 
 
 @njit(cache=True)
@@ -599,3 +610,295 @@ def payment_options(tab, res, con, out):
             if kept < out.shape[0]:
                 kept += 1
     return kept
+
+
+# ---------------------------------------------------------------- the cheapest payment (R-SHIP-7)
+
+@njit(cache=True)
+def _cheapest_goods(tab, res, demand, out_bits):
+    """Add the cheapest goods part meeting `demand` (least value, then lowest ids) to out_bits; its value, -1: none.
+
+    The goods-side cards of res get ranks r by id (m cards) and cost value * 2**m - 2**(m-1-r): as in
+    shipping._goods_grid, the least total cost is the least value, then the smallest sorted id list, exact in
+    int64 (m <= 43 cards, values <= 100). A dynamic program over (trades made, open demand) keeps the least
+    cost; t trades use the t cheapest traders, as they are interchangeable but for their cost.
+    """
+    n = res.shape[0]
+    ranked = np.empty(max(n, 1), np.int64)
+    m = 0
+    prev = -1
+    for c in res:
+        if c != prev:
+            k = tab[KIND, c]
+            if k == GOLD or k == GOODS_KIND or k == TRADER:
+                ranked[m] = c
+                m += 1
+        prev = c
+    price = np.empty(max(m, 1), np.int64)
+    trader_price = np.empty(max(m, 1), np.int64)
+    goods = traders = 0
+    for r in range(m):
+        c = ranked[r]
+        price[r] = tab[VALUE, c] * (np.int64(1) << m) - (np.int64(1) << (m - 1 - r))
+        if tab[KIND, c] == TRADER:
+            trader_price[traders] = price[r]
+            traders += 1
+        elif tab[KIND, c] == GOODS_KIND:
+            goods += 1
+    trader_price[:traders].sort()
+    most = min(traders, goods)
+    stride = np.empty(NUM_GOODS, np.int64)
+    p = _radices(demand, stride)
+    cost = np.full((most + 1, p), _INF, np.int64)
+    cost[0, p - 1] = 0
+    for r in range(m):
+        c = ranked[r]
+        k = tab[KIND, c]
+        if k == TRADER:
+            continue
+        units = tab[QUANTITY, c]
+        g0 = tab[GOOD, c]
+        # Levels from the most trades down: a trade writes one level up, which this card has already passed.
+        for level in range(most, -1, -1):
+            row = cost[level]
+            for s in range(p):  # ascending: a card only lowers the index, so it is spent once
+                base = row[s]
+                if base >= _INF:
+                    continue
+                for g in range(NUM_GOODS):
+                    open_g = (s // stride[g]) % (demand[g] + 1)
+                    if open_g == 0:
+                        continue
+                    t = s - min(open_g, units) * stride[g]
+                    if k == GOLD or g == g0:  # R-SHIP-3: a nugget serves any good; goods their own
+                        if base + price[r] < row[t]:
+                            row[t] = base + price[r]
+                    elif level < most:  # R-SHIP-4: traded to another good
+                        traded = base + price[r] + trader_price[level]
+                        if traded < cost[level + 1, t]:
+                            cost[level + 1, t] = traded
+    best = _INF
+    for level in range(most + 1):
+        best = min(best, cost[level, 0])
+    if best >= _INF:
+        return -1
+    value = (best + (np.int64(1) << m) - 1) >> m
+    bits = (value << m) - best
+    for r in range(m):
+        if (bits >> (m - 1 - r)) & 1:
+            _add_card(out_bits, ranked[r])
+    return value
+
+
+@njit(cache=True)
+def _cheapest_ships(tab, res, dests, out_bits):
+    """Add the cheapest minimal ship part for `dests` (least value, then lowest ids) to out_bits; its value, -1: none."""
+    n = res.shape[0]
+    members = np.empty((max(n, 1), max(n, 1)), np.int64)
+    counts = np.zeros(max(n, 1), np.int64)
+    ncls = _classes(tab, res, True, members, counts)
+    bits, vals, found = _ship_parts(tab, members, counts, ncls, dests)
+    if found == 0:
+        return -1
+    best = 0
+    for i in range(1, found):
+        if _before(vals[i], bits[i], vals[best], bits[best]):
+            best = i
+    for w in range(WORDS):
+        out_bits[w] |= bits[best, w]
+    return vals[best]
+
+
+@njit(cache=True)
+def cheapest_payment(tab, res, con, out_bits):
+    """Write the R-SHIP-7 payment of `con` (shipping.payment: least value, then lowest ids; the first payment
+    option) into out_bits; returns its value, or -1 if the shipment cannot be fulfilled."""
+    out_bits[:] = 0
+    if con.shape[0] == 0:
+        return 0
+    if not feasible(tab, res, con):
+        return -1
+    demand = np.empty(NUM_GOODS, np.int64)
+    dests = _demand(tab, con, demand)
+    return _cheapest_ships(tab, res, dests, out_bits) + _cheapest_goods(tab, res, demand, out_bits)
+
+
+# ---------------------------------------------------------------- the final fulfilment (R-SCORE-1)
+
+@njit(cache=True)
+def _subset_demand(tab, contracts, mask, demand):
+    """Units per good of the contracts picked by `mask` (bit i: contracts[i]); returns their destinations."""
+    demand[:] = 0
+    dests = 0
+    for i in range(contracts.shape[0]):
+        if (mask >> i) & 1:
+            c = contracts[i]
+            demand[tab[GOOD, c]] += tab[QUANTITY, c]
+            dests |= 1 << tab[DESTINATION, c]
+    return dests
+
+
+@njit(cache=True)
+def best_fulfilment(tab, res, contracts, out_contracts, out_paid):
+    """The final fulfilment of R-SCORE-1 (shipping.best_fulfilment): the contracts paying the most, then the least
+    payment value, then the smallest sorted id list, into out_contracts; their R-SHIP-7 payment into out_paid.
+
+    Returns the reward earned, or GAVE_UP (bitsets cleared) when the search would pass SUBSET_BUDGET contract
+    subsets or WORK_BUDGET trader-search steps (a hand holding most of the catalogue): the caller then asks
+    shipping.best_fulfilment, whose search over units handles those.
+    """
+    out_contracts[:] = 0
+    out_paid[:] = 0
+    n = contracts.shape[0]
+    if n == 0:
+        return 0
+    size = res.shape[0]
+    buf = np.empty(8 + 2 * size, np.int64)
+    demand, own, cg, cq = buf[:4], buf[4:8], buf[8:8 + size], buf[8 + size:]
+    ships, captains, native, singles, doubles, traders, m = _resources(tab, res, own, cg, cq)
+    after = np.zeros(n + 1, np.int64)  # reward of contracts i.. together
+    for i in range(n - 1, -1, -1):
+        after[i] = after[i + 1] + tab[REWARD, contracts[i]]
+    # Depth-first over sets grown in id order, as shipping._best_by_subsets: a superset of an infeasible set
+    # is infeasible, and a set that cannot reach the best reward so far even with every later contract stops.
+    stack_mask = np.empty(n * n + 1, np.int64)
+    stack_start = np.empty(n * n + 1, np.int64)
+    stack_money = np.empty(n * n + 1, np.int64)
+    found_mask = np.zeros(16, np.int64)
+    found_money = np.zeros(16, np.int64)
+    nfound = 1  # the empty set
+    top = 1
+    stack_mask[0] = stack_start[0] = stack_money[0] = 0
+    most = 0
+    tests = 0
+    work = 0
+    while top:
+        top -= 1
+        mask, start, money = stack_mask[top], stack_start[top], stack_money[top]
+        for i in range(start, n):
+            if money + after[i] < most:
+                break
+            tests += 1
+            if tests > SUBSET_BUDGET:
+                return GAVE_UP
+            grown = mask | (np.int64(1) << i)
+            dests = _subset_demand(tab, contracts, grown, demand)
+            if not _ships_ok(ships, captains, native, dests):
+                continue
+            ok, steps = _goods_work(demand, own, singles, doubles, traders, cg, cq, m)
+            work += steps
+            if work > WORK_BUDGET:
+                return GAVE_UP
+            if ok:
+                gained = money + tab[REWARD, contracts[i]]
+                most = max(most, gained)
+                if nfound == found_mask.shape[0]:
+                    found_mask = np.concatenate((found_mask, np.zeros(nfound, np.int64)))
+                    found_money = np.concatenate((found_money, np.zeros(nfound, np.int64)))
+                found_mask[nfound] = grown
+                found_money[nfound] = gained
+                nfound += 1
+                stack_mask[top] = grown
+                stack_start[top] = i + 1
+                stack_money[top] = gained
+                top += 1
+    if most == 0:
+        return 0
+    # Among the sets paying the most: the least payment value, then the smallest sorted id list.
+    best_value = -1
+    best_mask = np.zeros(1, np.int64)
+    mask_bits = np.zeros(1, np.int64)
+    scratch = np.zeros(WORDS, np.int64)
+    for f in range(nfound):
+        if found_money[f] != most:
+            continue
+        dests = _subset_demand(tab, contracts, found_mask[f], demand)
+        states = 1
+        for g in range(NUM_GOODS):
+            states *= demand[g] + 1
+        work += states * size * (min(traders, m) + 1)  # the steps of _cheapest_goods, at most
+        if work > WORK_BUDGET:
+            out_contracts[:] = 0
+            return GAVE_UP
+        value = _cheapest_ships(tab, res, dests, scratch) + _cheapest_goods(tab, res, demand, scratch)
+        mask_bits[0] = found_mask[f]
+        if best_value < 0 or value < best_value or (value == best_value and _lex_less(mask_bits, best_mask)):
+            best_value = value
+            best_mask[0] = found_mask[f]
+    for i in range(n):
+        if (best_mask[0] >> i) & 1:
+            _add_card(out_contracts, contracts[i])
+    dests = _subset_demand(tab, contracts, best_mask[0], demand)
+    _cheapest_ships(tab, res, dests, out_paid)
+    _cheapest_goods(tab, res, demand, out_paid)
+    return most
+
+
+# ---------------------------------------------------------------- cashing money (R-TAKE-4)
+
+@njit(cache=True)
+def cheapest_cover(tab, hand, shortfall, out_bits):
+    """Write the money cards cashed for a shortfall (engine._cheapest_cover, R-TAKE-4: fewest cards, then least
+    total, then lowest ids) into out_bits; returns their total, or -1 if all the money cards cannot cover it."""
+    out_bits[:] = 0
+    if shortfall <= 0:
+        return 0
+    ids = np.empty(max(hand.shape[0], 1), np.int64)
+    money = np.empty(max(hand.shape[0], 1), np.int64)
+    n = 0
+    prev = -1
+    for c in hand:
+        if c != prev and tab[KIND, c] == MONEY_KIND:
+            ids[n] = c
+            money[n] = tab[MONEY, c]
+            n += 1
+        prev = c
+    biggest_after = np.zeros(n + 1, np.int64)  # the largest money card from index i on: a bound on what is left
+    for i in range(n - 1, -1, -1):
+        biggest_after[i] = max(biggest_after[i + 1], money[i])
+    largest = np.sort(money[:n])[::-1]
+    fewest = 1
+    reach = 0
+    for i in range(n):  # the fewest cards that can cover it: the largest ones
+        reach += largest[i]
+        if reach >= shortfall:
+            break
+        fewest += 1
+    if reach < shortfall:
+        return -1
+    pick = np.empty(n + 1, np.int64)
+    best_pick = np.empty(n + 1, np.int64)
+    nxt = np.empty(n + 2, np.int64)
+    for count in range(fewest, n + 1):
+        best = -1
+        # Sets of `count` cards in id order (as itertools.combinations), pruned: a strictly smaller total only.
+        depth = 0
+        nxt[0] = 0
+        total = 0
+        while depth >= 0:
+            if depth == count:
+                if total >= shortfall and (best < 0 or total < best):
+                    best = total
+                    best_pick[:count] = pick[:count]
+                depth -= 1
+                if depth >= 0:
+                    total -= money[pick[depth]]
+                    nxt[depth] = pick[depth] + 1
+                continue
+            i = nxt[depth]
+            left = count - depth
+            if i > n - left or (best >= 0 and total >= best) or total + left * biggest_after[i] < shortfall:
+                depth -= 1
+                if depth >= 0:
+                    total -= money[pick[depth]]
+                    nxt[depth] = pick[depth] + 1
+                continue
+            pick[depth] = i
+            total += money[i]
+            depth += 1
+            nxt[depth] = i + 1
+        if best >= 0:
+            for j in range(count):
+                _add_card(out_bits, ids[best_pick[j]])
+            return best
+    return -1
