@@ -64,7 +64,7 @@ def play(num_players: int, batch: int, seconds: float, observe: bool, seed: int 
 def memory_per_game(batch: int = 1024) -> float:
     """Bytes of state per game in a batch (the arrays of the batch and VectorGame's per-game caches)."""
     vg = VectorGame(4, seeds=range(batch))
-    total = sum(a.nbytes for a in vg.batch) + vg._fulfil.nbytes + vg._fdirty.nbytes + vg._mask.nbytes \
+    total = sum(a.nbytes for a in vg.batch) + sum(a.nbytes for a in vg._hands) + vg._mask.nbytes \
         + vg._ended.nbytes + vg._final.nbytes + vg.seeds.nbytes
     return total / batch
 

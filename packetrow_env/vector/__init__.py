@@ -1,8 +1,7 @@
 """Many games at once: ``VectorGame`` steps B games of Packet Row in one call, with exactly the rules of ``Game``.
 
-State is batched numpy arrays (``batch.Batch``); masks and actions run in compiled kernels (``rules``,
-numba) over the whole batch. ``Game`` stays the readable reference: game i is dealt by ``Game.new`` itself and
-copied in, and the tests play both side by side. Observations come from ``observe`` (the AEC env's vectors).
+State is batched numpy arrays (``batch.Batch``); deals, masks and actions run in compiled kernels (``rules``,
+numba) over the whole batch. ``Game`` stays the readable reference: the tests play both side by side. Observations come from ``observe`` (the AEC env's vectors).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from ..cards import resolve
 from ..compact_observation import encoder_for
 from ..engine import Game, IllegalActionError
 from ..scoring import banker_points_batch, final_rewards_batch
-from ..state import MAX_PLAYERS, MIN_PLAYERS, OVER, PAY, State
+from ..state import MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, OVER, PAY, State
 from . import rules
 from .batch import WORDS, Batch, allocate
 from .tables import table
@@ -38,8 +37,7 @@ class VectorGame:
         self._contract_ids = np.ascontiguousarray(self.cards.contract_ids, dtype=np.int64)
         self.batch: Batch = allocate(self.num_games)
         b = self.num_games
-        self._fulfil = np.zeros((b, MAX_PLAYERS), np.int64)  # cache: contracts each seat could ship alone
-        self._fdirty = np.ones((b, MAX_PLAYERS), np.int8)
+        self._hands = rules.hand_cache(b)
         self._mask = np.zeros((b, actions.NUM_ACTIONS), bool)
         self._ended = np.zeros(b, bool)  # games that ended on the last step
         self._final = np.zeros((2, b, MAX_PLAYERS), np.int64)  # VP and cash of each game's last finish
@@ -51,39 +49,21 @@ class VectorGame:
 
     # ------------------------------------------------------------------ setup
     def _deal(self, rows: np.ndarray, seeds) -> None:
-        """Deal games ``rows`` as Game.new would (it deals them: one setup rule), then refresh their masks."""
+        """Deal games ``rows`` as Game.new(num_players, seed) does: its shuffles from the seed's generator, in its
+        order (R-SETUP-2, R-SETUP-5), laid out by the compiled ``rules.deal``; then refresh their masks."""
+        cat = self.cards
+        decks = np.full((4, MAX_DECK), -1, np.int64)
+        sizes = np.array([len(ids) for ids in cat.board_cards], np.int64)
         for i, seed in zip(rows.tolist(), seeds):
-            self._copy_in(i, Game.new(int(self._players[i]), seed=int(seed), cards=self.cards).state)
+            rng = np.random.default_rng(int(seed))
+            for board in range(4):
+                decks[board, :sizes[board]] = rng.permutation(cat.board_cards[board])
+            starts = rng.permutation(cat.start_contracts)
+            rules.deal(self.batch, self._hands, i, int(self._players[i]), decks, sizes, starts)
+            self._rng_states[i] = rng.bit_generator.state  # as Game.new keeps it: the generator after the deal
             self.seeds[i] = seed
-        self._fdirty[rows] = 1
         self._final[:, rows] = 0
-        rules.masks_of(self.batch, self._table, self._contract_ids, self._fulfil, self._fdirty, self._mask, rows)
-
-    def _copy_in(self, i: int, s: State) -> None:
-        b = self.batch
-        n = s.num_players
-        for name in ("location", "deck", "deck_top", "deck_end", "current", "future", "exhausted", "chosen",
-                     "cash", "has_piece", "starting_contract"):
-            getattr(b, name)[i] = getattr(s, name)
-        b.starting_contract[i, n:] = -1
-        b.num_players[i] = n
-        b.supply_size[i] = s.supply_size
-        b.round[i] = s.round
-        b.harbour_master[i] = s.harbour_master
-        b.current_player[i] = s.current_player
-        b.phase[i] = s.phase
-        b.resume_phase[i] = s.resume_phase
-        b.current_board[i] = s.current_board
-        b.chosen_order[i] = -1
-        b.chosen_order[i, :len(s.chosen_order)] = s.chosen_order
-        b.n_chosen[i] = len(s.chosen_order)
-        b.pending[i] = -1
-        b.pending[i, :len(s.pending)] = s.pending
-        b.n_pending[i] = len(s.pending)
-        b.n_options[i] = 0
-        b.options[i] = 0
-        b.n_history[i] = 0
-        self._rng_states[i] = s.rng_state
+        rules.masks_of(self.batch, self._table, self._contract_ids, self._hands, self._mask, rows)
 
     def reset(self, indices=None, seeds=None, num_players=None) -> None:
         """Re-deal games ``indices`` (default all) as ``Game.new(num_players, seed)`` would, with ``seeds``
@@ -148,8 +128,7 @@ class VectorGame:
         and changes no game."""
         where = self._check_where(where)
         acts = self._check_actions(acts, where)
-        rules.step(self.batch, self._table, self._contract_ids, acts, where, self._fulfil, self._fdirty,
-                   self._mask, self._ended)
+        rules.step(self.batch, self._table, self._contract_ids, acts, where, self._hands, self._mask, self._ended)
         self._widen_history()
         if self._ended.any():
             rows = np.flatnonzero(self._ended)

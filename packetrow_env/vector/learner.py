@@ -37,7 +37,9 @@ class RandomOpponents:
 
 def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random legal action per row of ``masks`` (bool[k, A], each row with a legal action)."""
-    return np.where(masks, rng.random(masks.shape), -1.0).argmax(axis=1)
+    # the r-th legal action, r uniform below the row's count: one draw per row, not one per action
+    pick = (rng.random(len(masks)) * masks.sum(axis=1)).astype(np.int64)
+    return (masks.cumsum(axis=1, dtype=np.int16) > pick[:, None]).argmax(axis=1)
 
 
 class Ended(NamedTuple):

@@ -7,22 +7,41 @@ tests/test_vector.py plays both side by side and compares every step.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
 from .. import actions
 from ..cards import ASSISTANT, BANKER, BUILDING, MONEY, SHIP
-from ..state import (CHOOSE_BOARD, CURRENT, DISCARD, FUTURE, FUTURE_SLOTS, HAND, MAX_PLAYERS, MAX_SUPPLY, MUST_TAKE,
-                     OVER, PAY, SHIPS, TAKE)
+from ..state import (MAX_PLAYERS, CHOOSE_BOARD, CURRENT, DECK, DISCARD, FUTURE, FUTURE_SLOTS, HAND, MAX_SUPPLY, MUST_TAKE, OVER,
+                     PAY, REMOVED, SHIPS, STARTING_CASH, END_THRESHOLD as _END, SUPPLY_SIZE as _SUPPLY_SIZE, TAKE, TWO_PLAYER_REMOVAL)
 from .batch import WORDS
-from ._dev_shipment import best_fulfilment, cheapest_cover, feasible, payment_options
+from .shipment import best_fulfilment, cheapest_cover, feasible, payment_options
 from .tables import COST, DISCARD as DISCARD_PILE, KIND, MONEY as MONEY_VALUE, NUMBER, REWARD, VP
 
 NUM_ACTIONS = actions.NUM_ACTIONS
 ADD_CONTRACT, SHIP_ACTION, PAY_ACTION = actions.ADD_CONTRACT, actions.SHIP, actions.PAY
 TAKE_ACTION, TAKE_FUTURE, PASS = actions.TAKE, actions.TAKE_FUTURE, actions.PASS
-END_THRESHOLD = np.array([0, 0, 1, 1, 2, 3], dtype=np.int64)  # by player count (state.END_THRESHOLD, R-END-1)
-_JIT = dict(cache=False, nogil=True)
+END_THRESHOLD = np.array([0, 0] + [_END[n] for n in range(2, 6)], dtype=np.int64)  # by player count (R-END-1)
+SUPPLY_SIZE = np.array([0, 0] + [_SUPPLY_SIZE[n] for n in range(2, 6)], dtype=np.int64)  # R-SETUP-4
+_JIT = dict(cache=True, nogil=True)
+
+
+class HandCache(NamedTuple):
+    """What the masks read of each seat's hand, kept up to date by the kernels (as Game caches its summaries)."""
+
+    fulfil: np.ndarray  # int64[B, 5]: bits over contract numbers, the contracts shippable alone (while not dirty)
+    dirty: np.ndarray  # int8[B, 5]: fulfil must be recomputed (the hand changed)
+    money: np.ndarray  # int32[B, 5]: the money cards' total in hand (R-TAKE-4)
+    assistants: np.ndarray  # int8[B, 5]: assistants in hand (R-TAKE-2)
+
+
+def hand_cache(num_games: int) -> HandCache:
+    """Empty caches for ``num_games`` games (every seat dirty)."""
+    shape = (num_games, MAX_PLAYERS)
+    return HandCache(np.zeros(shape, np.int64), np.ones(shape, np.int8), np.zeros(shape, np.int32),
+                     np.zeros(shape, np.int8))
 
 
 # ------------------------------------------------------------------ what a seat holds
@@ -52,7 +71,7 @@ def _hand(b, i, p, out):
     return n
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline='never', **_JIT)
 def _fulfillable(b, tab, i, p, res, con):
     """Bitmask over contract numbers: contracts in p's hand that could be shipped on their own now."""
     n = _resources(b, i, p, res)
@@ -119,8 +138,32 @@ def _others_have_taken(b, i):
     return held == 1
 
 
+@numba.njit(inline='never', **_JIT)
+def _pending_mask(b, tab, i, p, mask, res, con):
+    """While a shipment is staged: the contracts in hand it can take too, and ship (R-SHIP-6)."""
+    npend = b.n_pending[i]
+    n = _resources(b, i, p, res)
+    for j in range(npend):
+        con[j] = b.pending[i, j]
+    for j in range(n):
+        c = res[j]
+        k = tab[NUMBER, c]
+        if k < 0 or b.location[i, c] != HAND + p:
+            continue
+        staged = False
+        for m in range(npend):
+            staged |= b.pending[i, m] == c
+        if staged:
+            continue
+        con[npend] = c
+        trial = np.sort(con[:npend + 1])
+        if feasible(tab, res[:n], trial):
+            mask[ADD_CONTRACT + k] = True
+    mask[SHIP_ACTION] = True
+
+
 @numba.njit(**_JIT)
-def compute_mask(b, tab, contract_ids, i, fulfil, fdirty, mask, res, con):
+def compute_mask(b, tab, contract_ids, i, hc, mask, res, con):
     """Game i's legal actions into ``mask`` (cleared first), as ``Game._compute_mask``."""
     mask[:] = False
     phase = b.phase[i]
@@ -131,31 +174,13 @@ def compute_mask(b, tab, contract_ids, i, fulfil, fdirty, mask, res, con):
             mask[PAY_ACTION + k] = True
         return
     p = b.current_player[i]
-    npend = b.n_pending[i]
-    if npend > 0:  # R-SHIP-6: only add a contract the shipment can take too, or ship
-        n = _resources(b, i, p, res)
-        for j in range(npend):
-            con[j] = b.pending[i, j]
-        for j in range(n):
-            c = res[j]
-            k = tab[NUMBER, c]
-            if k < 0 or b.location[i, c] != HAND + p:
-                continue
-            staged = False
-            for m in range(npend):
-                staged |= b.pending[i, m] == c
-            if staged:
-                continue
-            con[npend] = c
-            trial = np.sort(con[:npend + 1])
-            if feasible(tab, res[:n], trial):
-                mask[ADD_CONTRACT + k] = True
-        mask[SHIP_ACTION] = True
+    if b.n_pending[i] > 0:  # R-SHIP-6: only add a contract the shipment can take too, or ship
+        _pending_mask(b, tab, i, p, mask, res, con)
         return
-    if fdirty[i, p]:
-        fulfil[i, p] = _fulfillable(b, tab, i, p, res, con)
-        fdirty[i, p] = 0
-    bits = fulfil[i, p]
+    if hc.dirty[i, p]:
+        hc.fulfil[i, p] = _fulfillable(b, tab, i, p, res, con)  # a call of its own: it stays out of the hot path
+        hc.dirty[i, p] = 0
+    bits = hc.fulfil[i, p]
     k = 0
     while bits:
         if bits & 1:
@@ -167,14 +192,8 @@ def compute_mask(b, tab, contract_ids, i, fulfil, fdirty, mask, res, con):
             if _choosable(b, i, board):
                 mask[board] = True
         return
-    money = 0
-    has_assistant = False
-    loc = b.location[i]
-    for c in range(loc.shape[0]):
-        if loc[c] == HAND + p:
-            money += tab[MONEY_VALUE, c]
-            has_assistant |= tab[KIND, c] == ASSISTANT
-    budget = b.cash[i, p] + money
+    has_assistant = hc.assistants[i, p] > 0
+    budget = b.cash[i, p] + hc.money[i, p]
     _affordable(b, tab, i, b.current_board[i], budget, has_assistant, mask)
     if phase == TAKE:
         mask[PASS] = True
@@ -250,7 +269,7 @@ def _discard_bits(b, tab, i, bits):
 
 
 @numba.njit(**_JIT)
-def _settle(b, tab, i, p, paid, fdirty):
+def _settle(b, tab, i, p, paid, hc):
     """Discard the staged contracts and the payment, take the reward (R-SHIP-1, R-SHIP-8)."""
     _discard_bits(b, tab, i, paid)
     for j in range(b.n_pending[i]):
@@ -260,11 +279,11 @@ def _settle(b, tab, i, p, paid, fdirty):
         b.pending[i, j] = -1
     b.n_pending[i] = 0
     b.n_options[i] = 0
-    fdirty[i, p] = 1
+    hc.dirty[i, p] = 1
 
 
 @numba.njit(**_JIT)
-def _ship(b, tab, i, p, fdirty, res, con):
+def _ship(b, tab, i, p, hc, res, con):
     """Fulfil the staged shipment: at once with its only payment option, else enter phase pay (R-SHIP-7)."""
     n = _resources(b, i, p, res)
     npend = b.n_pending[i]
@@ -273,14 +292,14 @@ def _ship(b, tab, i, p, fdirty, res, con):
     count = payment_options(tab, res[:n], np.sort(con[:npend]), b.options[i])
     b.n_options[i] = count
     if count == 1:
-        _settle(b, tab, i, p, b.options[i, 0], fdirty)
+        _settle(b, tab, i, p, b.options[i, 0], hc)
     else:
         b.resume_phase[i] = b.phase[i]
         b.phase[i] = PAY
 
 
 @numba.njit(**_JIT)
-def _pay_cost(b, tab, i, p, cost, res, bits):
+def _pay_cost(b, tab, i, p, cost, res, bits, hc):
     """Pay a cost, cashing money cards from hand when cash is short (R-TAKE-3, R-TAKE-4)."""
     cash = np.int64(b.cash[i, p])
     if cash < cost:
@@ -293,11 +312,12 @@ def _pay_cost(b, tab, i, p, cost, res, bits):
                     c = w * 64 + j
                     b.location[i, c] = DISCARD + 3
                     cash += tab[MONEY_VALUE, c]
+                    hc.money[i, p] -= tab[MONEY_VALUE, c]
     b.cash[i, p] = cash - cost
 
 
 @numba.njit(**_JIT)
-def _take(b, tab, i, p, slot, assistant, fdirty, res, bits):
+def _take(b, tab, i, p, slot, assistant, hc, res, bits):
     """Take a card from the chosen board's current (or, with an assistant, future) supply (R-TAKE-1..5)."""
     board = b.current_board[i]
     if assistant:  # R-TAKE-2: the lowest assistant goes to the guildhall discard pile
@@ -305,6 +325,7 @@ def _take(b, tab, i, p, slot, assistant, fdirty, res, bits):
         for c in range(loc.shape[0]):
             if loc[c] == HAND + p and tab[KIND, c] == ASSISTANT:
                 loc[c] = DISCARD + 0
+                hc.assistants[i, p] -= 1
                 break
         card = b.future[i, board, slot]
         b.future[i, board, slot] = -1
@@ -313,14 +334,17 @@ def _take(b, tab, i, p, slot, assistant, fdirty, res, bits):
         b.current[i, board, slot] = -1
     cost = tab[COST, card]
     if cost:
-        _pay_cost(b, tab, i, p, cost, res, bits)
-    b.location[i, card] = SHIPS + p if tab[KIND, card] == SHIP else HAND + p  # R-TAKE-5
+        _pay_cost(b, tab, i, p, cost, res, bits, hc)
+    kind = tab[KIND, card]
+    b.location[i, card] = SHIPS + p if kind == SHIP else HAND + p  # R-TAKE-5
+    hc.money[i, p] += tab[MONEY_VALUE, card]
+    hc.assistants[i, p] += kind == ASSISTANT
     b.has_piece[i, p] = 0
-    fdirty[i, p] = 1
+    hc.dirty[i, p] = 1
 
 
 @numba.njit(**_JIT)
-def _finish(b, tab, i, fdirty, res, con, bits, paid):
+def _finish(b, tab, i, hc, res, con, bits, paid):
     """Final fulfilment, cashing and the end of the game (R-SCORE-1)."""
     loc = b.location[i]
     for p in range(b.num_players[i]):
@@ -348,7 +372,8 @@ def _finish(b, tab, i, fdirty, res, con, bits, paid):
             if loc[c] == HAND + p and tab[KIND, c] == MONEY:
                 loc[c] = DISCARD + 3
                 b.cash[i, p] += tab[MONEY_VALUE, c]
-        fdirty[i, p] = 1
+        hc.money[i, p] = 0
+        hc.dirty[i, p] = 1
     b.phase[i] = OVER
     b.current_board[i] = -1
     b.n_pending[i] = 0
@@ -356,7 +381,7 @@ def _finish(b, tab, i, fdirty, res, con, bits, paid):
 
 
 @numba.njit(**_JIT)
-def _end_round(b, tab, i, fdirty, res, con, bits, paid):
+def _end_round(b, tab, i, hc, res, con, bits, paid):
     """Refill the chosen boards in board order, then end the game or pass the harbour master on (R-REFILL, R-END-1)."""
     for board in range(4):  # R-REFILL-1, R-REFILL-3: sorted(chosen_order) is the chosen boards in board order
         if b.chosen[i, board]:
@@ -366,7 +391,7 @@ def _end_round(b, tab, i, fdirty, res, con, bits, paid):
     for board in range(4):
         exhausted += b.exhausted[i, board]
     if exhausted >= END_THRESHOLD[n]:
-        _finish(b, tab, i, fdirty, res, con, bits, paid)
+        _finish(b, tab, i, hc, res, con, bits, paid)
         return
     b.harbour_master[i] = (b.harbour_master[i] + 1) % n  # R-REFILL-4
     b.round[i] += 1
@@ -381,18 +406,18 @@ def _end_round(b, tab, i, fdirty, res, con, bits, paid):
 
 
 @numba.njit(**_JIT)
-def apply(b, tab, contract_ids, i, a, fdirty, res, con, bits, paid):
+def apply(b, tab, contract_ids, i, a, hc, res, con, bits, paid):
     """Apply legal action ``a`` of game i's current player, as ``Game.step`` after its legality check."""
     h = b.n_history[i]
     b.history[i, h] = a
     b.n_history[i] = h + 1
     p = b.current_player[i]
     if a >= PAY_ACTION:
-        _settle(b, tab, i, p, b.options[i, a - PAY_ACTION], fdirty)
+        _settle(b, tab, i, p, b.options[i, a - PAY_ACTION], hc)
         b.phase[i] = b.resume_phase[i]
         b.resume_phase[i] = -1
     elif a == SHIP_ACTION:
-        _ship(b, tab, i, p, fdirty, res, con)
+        _ship(b, tab, i, p, hc, res, con)
     elif a >= ADD_CONTRACT:
         b.pending[i, b.n_pending[i]] = contract_ids[a - ADD_CONTRACT]
         b.n_pending[i] += 1
@@ -401,17 +426,17 @@ def apply(b, tab, contract_ids, i, a, fdirty, res, con, bits, paid):
             _ask_next(b, i)
         elif _others_have_taken(b, i) or not (_choosable(b, i, 0) or _choosable(b, i, 1) or _choosable(b, i, 2)
                                                or _choosable(b, i, 3)):  # R-ROUND-5, R-ROUND-4
-            _end_round(b, tab, i, fdirty, res, con, bits, paid)
+            _end_round(b, tab, i, hc, res, con, bits, paid)
         else:
             b.phase[i] = CHOOSE_BOARD
             b.current_board[i] = -1
     elif a >= TAKE_ACTION:
         if a >= TAKE_FUTURE:
-            _take(b, tab, i, p, a - TAKE_FUTURE, True, fdirty, res, bits)
+            _take(b, tab, i, p, a - TAKE_FUTURE, True, hc, res, bits)
         else:
-            _take(b, tab, i, p, a - TAKE_ACTION, False, fdirty, res, bits)
+            _take(b, tab, i, p, a - TAKE_ACTION, False, hc, res, bits)
         if p == b.harbour_master[i]:  # R-ROUND-3
-            _end_round(b, tab, i, fdirty, res, con, bits, paid)
+            _end_round(b, tab, i, hc, res, con, bits, paid)
         else:
             _ask_next(b, i)
     else:  # choose board a
@@ -435,15 +460,15 @@ def _scratch():
 
 
 @numba.njit(**_JIT)
-def masks_of(b, tab, contract_ids, fulfil, fdirty, out, rows):
+def masks_of(b, tab, contract_ids, hc, out, rows):
     """The legal masks of games ``rows`` into ``out[rows]`` (bool[B, NUM_ACTIONS])."""
     res, con, _, _ = _scratch()
     for i in rows:
-        compute_mask(b, tab, contract_ids, i, fulfil, fdirty, out[i], res, con)
+        compute_mask(b, tab, contract_ids, i, hc, out[i], res, con)
 
 
 @numba.njit(**_JIT)
-def step(b, tab, contract_ids, acts, where, fulfil, fdirty, mask, ended):
+def step(b, tab, contract_ids, acts, where, hc, mask, ended):
     """Apply ``acts[i]`` to every running game with ``where[i]`` (legality checked by the caller), then refresh
     ``mask``. ``ended[i]`` is set where game i ended on this step.
     """
@@ -452,9 +477,9 @@ def step(b, tab, contract_ids, acts, where, fulfil, fdirty, mask, ended):
         ended[i] = False
         if not where[i] or b.phase[i] == OVER:
             continue
-        apply(b, tab, contract_ids, i, acts[i], fdirty, res, con, bits, paid)
+        apply(b, tab, contract_ids, i, acts[i], hc, res, con, bits, paid)
         ended[i] = b.phase[i] == OVER
-        compute_mask(b, tab, contract_ids, i, fulfil, fdirty, mask[i], res, con)
+        compute_mask(b, tab, contract_ids, i, hc, mask[i], res, con)
 
 
 @numba.njit(**_JIT)
@@ -473,3 +498,61 @@ def holdings(b, tab, building_vp, bankers):
                     building_vp[i, q] += tab[VP, c]
                 elif kind == BANKER:
                     bankers[i, q] += 1
+
+
+@numba.njit(**_JIT)
+def deal(b, hc, i, n, decks, sizes, starts):
+    """Set up game i for ``n`` players from its shuffled decks and starting contracts, as ``Game.new`` (R-SETUP-1..7).
+
+    ``decks[board, :sizes[board]]`` is the board's deck top first, ``starts`` the starting contracts shuffled.
+    """
+    loc = b.location[i]
+    b.num_players[i] = n
+    b.supply_size[i] = SUPPLY_SIZE[n]
+    for board in range(4):  # R-SETUP-2
+        b.deck[i, board, :] = -1
+        for j in range(sizes[board]):
+            c = decks[board, j]
+            b.deck[i, board, j] = c
+            loc[c] = DECK + board
+        b.deck_top[i, board] = 0
+        b.deck_end[i, board] = sizes[board]
+        if n == 2:  # R-SETUP-3
+            for j in range(TWO_PLAYER_REMOVAL):
+                loc[decks[board, j]] = REMOVED
+            b.deck_top[i, board] = TWO_PLAYER_REMOVAL
+        b.current[i, board, :] = -1
+        b.future[i, board, :] = -1
+        b.exhausted[i, board] = 0
+        b.chosen[i, board] = 0
+    for board in range(4):  # R-SETUP-4: dealing is a refill of empty supplies
+        _refill(b, i, board)
+    b.starting_contract[i, :] = -1
+    for j in range(starts.shape[0]):  # R-SETUP-5
+        c = starts[j]
+        if j < n:
+            loc[c] = HAND + j
+            b.starting_contract[i, j] = c
+        else:
+            loc[c] = REMOVED
+    b.cash[i, :] = 0
+    b.has_piece[i, :] = 0
+    for q in range(n):
+        b.cash[i, q] = STARTING_CASH  # R-SETUP-6
+        b.has_piece[i, q] = 1
+    b.round[i] = 1
+    b.harbour_master[i] = 0  # R-SETUP-7
+    b.current_player[i] = 0
+    b.phase[i] = CHOOSE_BOARD
+    b.resume_phase[i] = -1
+    b.current_board[i] = -1
+    b.chosen_order[i, :] = -1
+    b.n_chosen[i] = 0
+    b.pending[i, :] = -1
+    b.n_pending[i] = 0
+    b.options[i, :, :] = 0
+    b.n_options[i] = 0
+    b.n_history[i] = 0
+    hc.dirty[i, :] = 1
+    hc.money[i, :] = 0  # a hand holds only its starting contract
+    hc.assistants[i, :] = 0
