@@ -6,9 +6,11 @@ against it): ``feasible`` is ``shipping.can_fulfil`` (R-SHIP-1..5), ``payment_op
 ``shipping.payment``, ``best_fulfilment`` is ``shipping.best_fulfilment`` (R-SCORE-1) and
 ``cheapest_cover`` is ``engine._cheapest_cover`` (R-TAKE-4).
 
-Inputs are a catalogue table ``tab = tables.table(cards)`` and int arrays of card ids, sorted ascending:
-``res`` a player's hand and ships (cards that take no part in a shipment are ignored, repeats are
-skipped), ``con`` distinct contract ids (not validated: the engine only stages contracts of the hand).
+Inputs are a catalogue table ``tab = tables.table(cards)`` and int arrays of card ids (any int dtype; each
+dtype compiles once): ``res`` a player's hand and ships, which MUST be sorted ascending (the lowest ids of a
+class and the R-SHIP-7 id order are read from its order; cards that take no part in a shipment are ignored,
+repeats are skipped), ``con`` distinct contract ids in any order (not validated: the engine only stages
+contracts of the hand), except for best_fulfilment, whose contracts are sorted ascending too.
 Card sets come back as bitsets int64[WORDS]: card c is bit c % 64 of word c // 64.
 
 As in shipping.py a shipment splits into two problems that share no cards: ships and captains serve the
@@ -217,12 +219,13 @@ def _goods_work(demand, own, singles, doubles, traders, cg, cq, n):
         have += own[g]
     if have < need:
         return False, 0
-    r = np.empty(NUM_GOODS, np.int64)
-    short = 0
+    short = 0  # units the goods leave open, kept on their own goods
+    odd = 0
     for g in range(NUM_GOODS):
-        r[g] = max(0, demand[g] - own[g])
-        short += r[g]
-    if _gold_ok(r, singles, doubles):
+        left = max(0, demand[g] - own[g])
+        short += left
+        odd += left & 1
+    if singles + 2 * doubles >= short + max(0, odd - singles):  # _gold_ok, without an array
         return True, 0
     if traders == 0 or n == 0:
         return False, 0
