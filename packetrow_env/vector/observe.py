@@ -64,6 +64,7 @@ class BatchEncoder:
         self._contract_number = cards.contract_number.astype(np.int32)
         self._option_rows = np.ascontiguousarray(enc._option_rows, dtype=np.float32)
         # Piece offsets, then the end of the payment options, the unseen row and two flags of the mode.
+        self._all_rows = {}  # batch size -> arange, the default rows
         self._offsets = np.array([pieces[name].offset for name in (
             "num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes", "seats",
             "holds_starting_contract", "ships", "pending_shipment", "current_supply", "paying", "payment_options")]
@@ -81,37 +82,49 @@ class BatchEncoder:
         if seats.shape != (num_games,) or seats.dtype.kind not in "iu":
             raise ValueError(f"seats must hold one integer seat per game ({num_games}), got {seats.dtype} "
                              f"of shape {seats.shape}")
-        rows = np.arange(num_games, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
-        if rows.ndim != 1 or (len(rows) and (rows.min() < 0 or rows.max() >= num_games)):
-            raise ValueError(f"rows must be a list of game indices from 0 to {num_games - 1}")
+        if rows is None:
+            rows = self._all_rows.get(num_games)
+            if rows is None:
+                rows = self._all_rows[num_games] = np.arange(num_games, dtype=np.int64)
+        else:
+            rows = np.asarray(rows, dtype=np.int64)
+            if rows.ndim != 1:
+                raise ValueError(f"rows must be a list of game indices from 0 to {num_games - 1}")
         shape = (len(rows) if packed else num_games, self.size)
         if not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != shape \
                 or not out.flags.c_contiguous or not out.flags.writeable:
             raise ValueError(f"out must be a writeable C-contiguous float32 array of shape {shape}, "
                              f"got {getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
-        too_big = seats[rows] >= batch.num_players[rows]
-        if too_big.any():
-            i = int(rows[np.flatnonzero(too_big)[0]])
+        bad_row, bad_seat = _encode(batch, seats.astype(np.int64, copy=False), out, rows, packed, self._count_at,
+                                    self._ship_at, self._supply_at, self._type_of, self._ship_ids,
+                                    self._ship_destination, self._contract_number, self._option_rows, self._offsets)
+        if bad_row >= 0:  # found before anything was written
+            raise ValueError(f"rows must be a list of game indices from 0 to {num_games - 1}, got {int(rows[bad_row])}")
+        if bad_seat >= 0:
+            i = int(rows[bad_seat])
             raise ValueError(f"game {i}: seat {int(seats[i])} is not a seat of a {int(batch.num_players[i])}-player "
                              "game (seats are 0 to num_players - 1, or -1 for zeros)")
-        targets = np.arange(len(rows), dtype=np.int64) if packed else rows
-        _encode(batch, seats.astype(np.int64, copy=False), out, rows, targets, self._count_at, self._ship_at,
-                self._supply_at, self._type_of, self._ship_ids, self._ship_destination, self._contract_number,
-                self._option_rows, self._offsets)
         return out
 
 
 @numba.njit(cache=True)
-def _encode(batch, seats, out, rows, targets, count_at, ship_at, supply_at, type_of, ship_ids,
+def _encode(batch, seats, out, rows, packed, count_at, ship_at, supply_at, type_of, ship_ids,
             ship_destination, contract_number, option_rows, offsets):
-    """Encoder.encode for the games ``rows`` (see BatchEncoder.encode)."""
+    """Encoder.encode for the games ``rows`` (see BatchEncoder.encode). Checks first, writing nothing if they
+    fail: returns (the first position in ``rows`` of a game index out of range, of a seat beyond the game's
+    players), -1 where none."""
+    for j in range(rows.shape[0]):
+        if rows[j] < 0 or rows[j] >= seats.shape[0]:
+            return j, -1
+        if seats[rows[j]] >= batch.num_players[rows[j]]:
+            return -1, j
     o_players, o_round, o_phase, o_board, o_chosen, o_exhausted, o_decks, o_seats = offsets[:8]
     o_holds, o_ships, o_pending, o_block, o_paying, o_options, o_end, o_unseen = offsets[8:16]
     hides, holds_public = offsets[16] != 0, offsets[17] != 0
     num_cards = type_of.shape[0]
     for j in range(rows.shape[0]):
         i = rows[j]
-        row = out[targets[j]]
+        row = out[j if packed else i]
         seat = seats[i]
         row[:] = 0.0
         if seat < 0:
@@ -185,3 +198,4 @@ def _encode(batch, seats, out, rows, targets, count_at, ship_at, supply_at, type
                             for x in range(_OPTION_WIDTH):
                                 row[at + x] += option_rows[c, x]
                 row[at] = 1.0
+    return -1, -1
