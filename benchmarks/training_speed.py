@@ -1,24 +1,29 @@
 """Self-play training throughput: learner steps per second of MaskablePPO against each kind of opponent.
 
 Each line is a short ``train()`` run of ``configs/quick.yaml`` with evaluations, checkpoints and logs
-off, against one opponent mixture (snapshot opponents run in numpy, as in real training); the time
-is the whole run's wall time, setup and PPO updates included, so it is what a training run sees.
-Then the cost of one opponent move (observation included) for a snapshot policy and the heuristic.
-Prints Markdown tables for the README.
+off, against one opponent mixture (snapshot opponents run in numpy, as in real training), on one of two
+stacks: ``batched`` (quick.yaml's own: one VectorGame, the compact observation, opponents moved batched)
+or ``dummy`` (the one-game-per-env stack before it: SB3's DummyVecEnv of single-agent envs, the one-hot
+observation, 8 envs). The time is the whole run's wall time, setup and PPO updates included, so it is
+what a training run sees. Then the cost of one opponent move (observation included) for a snapshot
+policy and the heuristic. Prints Markdown tables for the README.
 
-    python benchmarks/training_speed.py                    # about 3 minutes on 2 cores
-    python benchmarks/training_speed.py --steps 10000 --envs 4
+    python benchmarks/training_speed.py                    # about 5 minutes on 2 cores
+    python benchmarks/training_speed.py --steps 50000 --stacks batched --threads 1 2
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import os
 import platform
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+import torch
 import yaml
 from tqdm import tqdm
 
@@ -39,11 +44,15 @@ MIXTURES = {
 }
 
 
-def training_rate(mixture: dict | None, steps: int, envs: int, num_players: list[int]) -> float:
-    """Learner steps per second of a short training run against ``mixture``."""
+STACKS = {"batched": {}, "dummy": {"vec_env": "dummy", "observation_encoding": "onehot", "n_envs": 8}}
+
+
+def training_rate(mixture: dict | None, steps: int, stack: str, num_players: list[int], threads: int = 1) -> float:
+    """Learner steps per second of a short training run against ``mixture`` on ``stack``."""
     data = yaml.safe_load(QUICK.read_text())
-    data.update(total_timesteps=steps)
-    data["env"].update(n_envs=envs, num_players=num_players)
+    data.update(total_timesteps=steps, torch_threads=threads)
+    data["env"].update(num_players=num_players, **STACKS[stack])
+    envs = data["env"]["n_envs"]
     if mixture is not None:
         data["pool"]["mixture"] = mixture
     data["ppo"]["batch_size"] = min(data["ppo"]["batch_size"], data["ppo"]["n_steps"] * envs)
@@ -65,19 +74,22 @@ def move_cost_ms(agent, positions: list[Game]) -> float:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=positive, default=20_000, help="learner steps per run (default 20000)")
-    parser.add_argument("--envs", type=positive, nargs="+", default=[4, 8],
-                        help="DummyVecEnv sizes to measure (default 4 8)")
+    parser.add_argument("--steps", type=positive, default=50_000, help="learner steps per run (default 50000)")
+    parser.add_argument("--stacks", nargs="+", default=list(STACKS), choices=list(STACKS),
+                        help="training stacks to measure (default: batched dummy)")
+    parser.add_argument("--threads", type=positive, nargs="+", default=[1], help="torch threads (default 1)")
     parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4, 5], choices=range(2, 6),
                         help="player counts drawn per episode (default 2 3 4 5)")
     args = parser.parse_args(argv)
-    print(f"Python {platform.python_version()}, numpy {np.__version__}, {args.steps} learner steps per run, "
-          f"players {args.players}, one torch thread\n")
-    training_rate({"random": 1.0}, 512, 2, [2])  # warm-up: first imports and torch initialisation are not measured
-    print("| opponents | envs | learner steps/s |\n|---|---:|---:|")
-    for name, mixture in tqdm(list(MIXTURES.items()), desc="training runs"):
-        for envs in args.envs:
-            print(f"| {name} | {envs} | {training_rate(mixture, args.steps, envs, args.players):,.0f} |", flush=True)
+    print(f"{datetime.date.today()}: Python {platform.python_version()}, numpy {np.__version__}, torch "
+          f"{torch.__version__}, {os.cpu_count()} cores; {args.steps} learner steps per run, players {args.players}\n")
+    for stack in args.stacks:  # warm-up: first imports, compilation and torch initialisation are not measured
+        training_rate({"random": 1.0}, 2048, stack, [2])
+    print("| opponents | stack | torch threads | learner steps/s |\n|---|---|---:|---:|")
+    runs = [(name, stack, threads) for name in MIXTURES for stack in args.stacks for threads in args.threads]
+    for name, stack, threads in tqdm(runs, desc="training runs"):
+        rate = training_rate(MIXTURES[name], args.steps, stack, args.players, threads)
+        print(f"| {name} | {stack} | {threads} | {rate:,.0f} |", flush=True)
 
     positions = mid_game_positions(4, seed=0, count=2000)
     agents = {"numpy snapshot (shipped model, sampling)": PolicyAgent.load(deterministic=False),

@@ -19,11 +19,11 @@ def choose(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.where(mask, weight, -1.0).argmax(axis=1)
 
 
-def play_both(num_players, seeds, rng, check=None):
+def play_both(num_players, seeds, rng, check=None, cards=None):
     """Play a VectorGame and one Game per seed with the same random actions to the end, comparing every step."""
-    vg = VectorGame(num_players, seeds=seeds)
+    vg = VectorGame(num_players, seeds=seeds, cards=cards)
     counts = np.broadcast_to(num_players, len(seeds))
-    games = [Game.new(int(n), seed=s) for n, s in zip(counts, seeds)]
+    games = [Game.new(int(n), seed=s, cards=cards) for n, s in zip(counts, seeds)]
     paid = 0
     while not vg.is_over.all():
         mask = vg.legal_action_mask()
@@ -68,6 +68,15 @@ def test_batch_plays_exactly_as_game(num_players):
                          np.random.default_rng(num_players), check=same_observations)
     assert vg.is_over.all()
     assert paid > 0  # the pay phase was played
+
+
+@pytest.mark.parametrize("change", ["values", "reshuffled"])
+def test_custom_catalogue_plays_exactly_as_game(tmp_path, change):
+    """A user's catalogue (other values, quantities, destinations, gold sizes): the batch reads its card table."""
+    from tests.test_shipping import _random_values, _reshuffled, _write_catalogue
+    cat = _write_catalogue(tmp_path / "cards.csv", {"values": _random_values, "reshuffled": _reshuffled}[change])
+    vg, paid = play_both(np.array([2, 3, 4, 5]), [11, 12, 13, 14], np.random.default_rng(9), cards=cat)
+    assert vg.is_over.all() and paid > 0
 
 
 def test_mixed_player_counts():

@@ -32,9 +32,10 @@ def _demo(args) -> int:
 
 
 def _layout(args) -> int:
+    from packetrow_env.compact_observation import encoder
     from packetrow_env.observation import layout_table
 
-    print(layout_table(args.mode))
+    print(layout_table(args.mode) if args.encoding == "onehot" else encoder().layout_table(args.mode))
     return 0
 
 
@@ -52,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Print the observation vector's pieces (name, offset, shape, meaning).")
     layout.add_argument("--mode", default="tracked", choices=MODES,
                         help="observation mode (online and full append deck_contents; default tracked)")
+    layout.add_argument("--encoding", default="onehot", choices=("onehot", "compact"),
+                        help="observation encoding (default onehot, the AEC env's default)")
     layout.set_defaults(run=_layout)
     add_play_parser(sub)
     add_tournament_commands(sub)
