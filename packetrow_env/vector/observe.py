@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..cards import DESTINATIONS, NUM_CARDS, Catalogue, resolve
+from ..cards import DESTINATIONS, Catalogue, resolve
 from ..knowledge import check_mode
 from ..observation import (_BLOCK_ROWS, _DECK_ROWS, _TRASH_ROW, _UNSEEN_ROW, CASH_SCALE, OPTION_FEATURES, ROUND_HALF,
                            SEAT_FEATURES, encoder)
@@ -40,7 +40,7 @@ class BatchEncoder:
         # card type added). Cards the Encoder does not count by location (supplies, counted by slot; ship rows,
         # their own piece) are counted into the payment options instead, cleared right after: no branch per card.
         trash = pieces["paying"].offset
-        assert enc.size - trash >= max(f, len(DESTINATIONS))  # the trash holds a row of types (f <= NUM_CARDS)
+        assert enc.size - trash >= max(f, len(DESTINATIONS))  # the trash holds a row of types (f <= 172 cards)
         count_at = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS), trash, dtype=np.int32)
         ship_at = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS), trash, dtype=np.int32)
         for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
