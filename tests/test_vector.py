@@ -158,3 +158,40 @@ def test_bad_setup_is_refused():
         vg.game(2)
     with pytest.raises(ValueError, match="one seed per game"):
         vg.reset([0, 1], seeds=[3])
+
+
+def test_from_games_continues_loaded_positions():
+    """A batch built from single games (e.g. loaded saves) plays on exactly as they do."""
+    rng = np.random.default_rng(11)
+    games = [Game.new(n, seed=40 + n) for n in (2, 3, 4, 5)]
+    for g in games:
+        for _ in range(37):
+            g.step(int(rng.choice(g.legal_actions())))
+    vg = VectorGame.from_games([Game.from_dict(g.to_dict()) for g in games])
+    for i, g in enumerate(games):
+        assert vg.game(i).to_dict() == g.to_dict()
+        assert np.array_equal(vg.legal_action_mask()[i], g.legal_action_mask())
+    with pytest.raises(ValueError, match="non-empty list"):
+        VectorGame.from_games([])
+
+
+def test_R_SCORE_1_a_huge_hand_is_settled_by_the_reference_search():
+    """A hand holding most of the catalogue at the end (beyond the compiled search's budget): the final
+    fulfilment still equals Game's (shipping's search over units settles it)."""
+    from packetrow_env.cards import CAPTAIN, CONTRACT, GOLD, GOODS_KIND, SHIP, START, TRADER
+    from tests.positions import CARDS, Position
+
+    kinds = (CONTRACT, GOODS_KIND, GOLD, TRADER, SHIP, CAPTAIN)
+    cards = [c for c in range(len(CARDS.kind)) if CARDS.kind[c] in kinds and CARDS.board[c] != START]
+    pos = Position(2, seed=3)
+    pos.hand(1, *[c for c in cards if CARDS.kind[c] != SHIP]).ships(1, *[c for c in cards if CARDS.kind[c] == SHIP])
+    game = pos.last_round().game()
+    vg = VectorGame.from_games([Game.from_dict(game.to_dict())])
+    settled = []
+    original = vg._settle_huge_hands
+    vg._settle_huge_hands = lambda: (settled.append(True), original())
+    game.step(actions.PASS)
+    vg.step(np.array([actions.PASS]))
+    assert game.is_over and vg.is_over.all() and settled
+    assert vg.game(0).to_dict() == game.to_dict()
+    assert vg.scores()[1][0, :2].tolist() == [row["cash"] for row in game.scores()]

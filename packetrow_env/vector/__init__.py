@@ -10,15 +10,15 @@ import operator
 
 import numpy as np
 
-from .. import actions
-from ..cards import resolve
+from .. import actions, shipping
+from ..cards import ASSISTANT, resolve
 from ..compact_observation import encoder_for
 from ..engine import Game, IllegalActionError
 from ..scoring import banker_points_batch, final_rewards_batch
-from ..state import MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, OVER, PAY, State
+from ..state import HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, OVER, PAY, SHIPS, State
 from . import rules
-from .batch import WORDS, Batch, allocate
-from .tables import table
+from .batch import WORDS, Batch, allocate, from_games
+from .tables import DISCARD as DISCARD_PILE, table
 
 __all__ = ["VectorGame", "IllegalActionError"]
 
@@ -29,6 +29,37 @@ class VectorGame:
     def __init__(self, num_players=4, seeds=None, autoreset: bool = False, num_games: int | None = None,
                  cards=None):
         counts, seeds = _check_setup(num_players, seeds, num_games)
+        self._allocate(counts, seeds, autoreset, cards)
+        self._deal(np.arange(self.num_games), self.seeds)
+
+    @classmethod
+    def from_games(cls, games, autoreset: bool = False) -> "VectorGame":
+        """A batch continuing these games (e.g. loaded with ``Game.from_dict``): row i plays on from ``games[i]``.
+
+        With autoreset, finished games are re-dealt with seeds 0, 1, 2, ... of the batch's sequence.
+        """
+        games = list(games)
+        if not games or not all(isinstance(g, Game) for g in games):
+            raise ValueError("from_games needs a non-empty list of packetrow_env Game objects")
+        if any(g.cards is not games[0].cards for g in games):
+            raise ValueError("from_games needs games of one catalogue (the batch reads one card table)")
+        vg = cls.__new__(cls)
+        vg._allocate(np.array([g.num_players for g in games], dtype=np.int64), [0] * len(games), autoreset,
+                     games[0].cards)
+        vg._next_seed = 0
+        vg.batch = from_games(games)
+        vg._widen_history()
+        rows = np.arange(len(games))
+        for i, g in enumerate(games):
+            vg._rng_states[i] = g.state.rng_state
+            for p in range(g.num_players):
+                hand = g.hand(p)
+                vg._hands.money[i, p] = int(vg.cards.money[hand].sum())
+                vg._hands.assistants[i, p] = int((vg.cards.kind[hand] == ASSISTANT).sum())
+        rules.masks_of(vg.batch, vg._table, vg._contract_ids, vg._hands, vg._mask, rows)
+        return vg
+
+    def _allocate(self, counts, seeds, autoreset, cards) -> None:
         self.cards = resolve(cards)
         self.autoreset = bool(autoreset)
         self.num_games = len(seeds)
@@ -45,7 +76,6 @@ class VectorGame:
         self.seeds = np.array(seeds, dtype=np.int64)
         self._next_seed = int(self.seeds.max()) + 1 if b else 0
         self._encoders = {}
-        self._deal(np.arange(b), self.seeds)
 
     # ------------------------------------------------------------------ setup
     def _deal(self, rows: np.ndarray, seeds) -> None:
@@ -129,6 +159,8 @@ class VectorGame:
         where = self._check_where(where)
         acts = self._check_actions(acts, where)
         rules.step(self.batch, self._table, self._contract_ids, acts, where, self._hands, self._mask, self._ended)
+        if self._hands.unsettled.any():
+            self._settle_huge_hands()
         self._widen_history()
         if self._ended.any():
             rows = np.flatnonzero(self._ended)
@@ -141,6 +173,20 @@ class VectorGame:
                 self._final[0, rows] = vp  # _deal cleared them; the finished games' scores stay readable
                 self._final[1, rows] = cash
                 self._ended = ended
+
+    def _settle_huge_hands(self) -> None:
+        """The final fulfilment (R-SCORE-1) of hands the compiled search gave up on, by ``shipping``'s search over
+        units (only hand-made hands holding much of the catalogue come here; money cards play no part in it)."""
+        b = self.batch
+        for i, p in zip(*np.nonzero(self._hands.unsettled)):
+            location = b.location[i]
+            resources = np.flatnonzero((location == HAND + p) | (location == SHIPS + p)).tolist()
+            contracts = [c for c in np.flatnonzero(location == HAND + p).tolist() if self.cards.contract_number[c] >= 0]
+            fulfilled, paid = shipping.best_fulfilment(self.cards, resources, contracts)
+            spent = list(paid) + list(fulfilled)
+            location[spent] = self._table[DISCARD_PILE, spent]
+            b.cash[i, p] += int(self.cards.reward[list(fulfilled)].sum())
+            self._hands.unsettled[i, p] = False
 
     def _check_where(self, where) -> np.ndarray:
         if where is None:
@@ -223,13 +269,16 @@ class VectorGame:
                 from .observe_compact import CompactBatchEncoder
                 enc = CompactBatchEncoder(self.cards, mode)
             self._encoders[mode, encoding] = enc
-        rows = np.arange(self.num_games) if rows is None else np.asarray(rows, dtype=np.int64)
         who = self.current_player
+        if rows is None:
+            if seats is not None:
+                who[:] = seats
+            return enc.encode(self.batch, who, np.empty((self.num_games, enc.size), np.float32))
+        rows = np.asarray(rows, dtype=np.int64)
         if seats is not None:
             who[rows] = seats
-        out = np.empty((self.num_games, enc.size), np.float32)
-        enc.encode(self.batch, who, out, rows)
-        return out[rows]
+        out = np.empty((len(rows), enc.size), np.float32)
+        return enc.encode(self.batch, who, out, rows, packed=True)
 
     # ------------------------------------------------------------ one game
     def game(self, i: int) -> Game:

@@ -17,7 +17,7 @@ from ..cards import ASSISTANT, BANKER, BUILDING, MONEY, SHIP
 from ..state import (MAX_PLAYERS, CHOOSE_BOARD, CURRENT, DECK, DISCARD, FUTURE, FUTURE_SLOTS, HAND, MAX_SUPPLY, MUST_TAKE, OVER,
                      PAY, REMOVED, SHIPS, STARTING_CASH, END_THRESHOLD as _END, SUPPLY_SIZE as _SUPPLY_SIZE, TAKE, TWO_PLAYER_REMOVAL)
 from .batch import WORDS
-from .shipment import best_fulfilment, cheapest_cover, feasible, payment_options
+from .shipment import GAVE_UP, best_fulfilment, cheapest_cover, feasible, payment_options
 from .tables import COST, DISCARD as DISCARD_PILE, KIND, MONEY as MONEY_VALUE, NUMBER, REWARD, VP
 
 NUM_ACTIONS = actions.NUM_ACTIONS
@@ -35,13 +35,14 @@ class HandCache(NamedTuple):
     dirty: np.ndarray  # int8[B, 5]: fulfil must be recomputed (the hand changed)
     money: np.ndarray  # int32[B, 5]: the money cards' total in hand (R-TAKE-4)
     assistants: np.ndarray  # int8[B, 5]: assistants in hand (R-TAKE-2)
+    unsettled: np.ndarray  # bool[B, 5]: the final fulfilment (R-SCORE-1) is left to the caller (shipment.GAVE_UP)
 
 
 def hand_cache(num_games: int) -> HandCache:
     """Empty caches for ``num_games`` games (every seat dirty)."""
     shape = (num_games, MAX_PLAYERS)
     return HandCache(np.zeros(shape, np.int64), np.ones(shape, np.int8), np.zeros(shape, np.int32),
-                     np.zeros(shape, np.int8))
+                     np.zeros(shape, np.int8), np.zeros(shape, np.bool_))
 
 
 # ------------------------------------------------------------------ what a seat holds
@@ -360,7 +361,8 @@ def _finish(b, tab, i, hc, res, con, bits, paid):
         if ncon and ships:
             bits[:] = 0
             paid[:] = 0
-            best_fulfilment(tab, res[:n], con[:ncon], bits, paid)
+            if best_fulfilment(tab, res[:n], con[:ncon], bits, paid) == GAVE_UP:
+                hc.unsettled[i, p] = True  # a hand beyond the compiled search's budget: shipping's search settles it
             _discard_bits(b, tab, i, paid)
             for w in range(WORDS):
                 for j in range(64):
