@@ -73,3 +73,48 @@ def test_maskable_ppo_policy_with_the_extractor_picks_legal_actions_on_real_obse
     assert torch.isfinite(values).all() and torch.isfinite(log_prob).all()
     log_prob.sum().backward()  # gradients reach the embedding
     assert policy.features_extractor.embedding.weight.grad.abs().sum() > 0
+
+
+def test_shared_first_layer_equals_a_linear_layer_on_the_concatenation():
+    torch.manual_seed(1)
+    plain = CompactExtractor(space(), **extractor_kwargs(embed_dim=4))
+    shared = CompactExtractor(space(), **extractor_kwargs(embed_dim=4, hidden=16))
+    shared.embedding.load_state_dict(plain.embedding.state_dict())
+    assert shared.features_dim == 16
+    obs = torch.as_tensor(observations()[0])
+    concatenated = plain(obs)  # embeddings first, then the plain floats
+    weight = torch.cat([shared.embedded_layer.weight, shared.rest_layer.weight], dim=1)
+    expected = torch.tanh(concatenated @ weight.T + shared.rest_layer.bias)
+    torch.testing.assert_close(shared(obs), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_maskable_ppo_learns_a_step_with_the_shared_first_layer():
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from packetrow_env.compact_observation import encoder as compact
+    obs, masks = observations()
+
+    class Replay(gym.Env):
+        """Real compact observations and masks in turn; every fourth step ends the episode."""
+        observation_space = space()
+        action_space = gym.spaces.Discrete(actions.NUM_ACTIONS)
+
+        def reset(self, seed=None, options=None):
+            self.t = 0
+            return obs[0], {}
+
+        def step(self, action):
+            assert masks[self.t % len(obs), action]
+            self.t += 1
+            return obs[self.t % len(obs)], 1.0, self.t % 4 == 0, False, {}
+
+        def action_masks(self):
+            return masks[self.t % len(obs)]
+
+    assert compact().size_of("tracked") == obs.shape[1]
+    model = MaskablePPO("MlpPolicy", DummyVecEnv([Replay, Replay]), n_steps=16, batch_size=16, n_epochs=1, seed=0,
+                        policy_kwargs=compact_policy_kwargs(hidden=32, net_arch=[16]), device="cpu")
+    before = model.policy.features_extractor.embedding.weight.detach().clone()
+    model.learn(32)
+    assert not torch.equal(before, model.policy.features_extractor.embedding.weight)
