@@ -1,8 +1,8 @@
 """Observation encodings: size and encode time per mode, and what each costs the network in SB3 training.
 
 1. Per encoding (``observation.Encoder``, ``compact_observation.CompactEncoder``) and mode: floats, and the
-   microseconds to encode one observation of a mid-game position; for the compact one also the batch
-   kernel (``vector.observe_compact``) per observation at batch 1024.
+   CPU microseconds to encode one observation of a mid-game position, one game at a time and by the batch
+   kernels (``vector.observe``, ``vector.observe_compact``) at batch 1024.
 2. SB3 MaskablePPO learner steps/s on a batched VecEnv that costs nothing (random observations of the
    encoding's size and structure, random masks, 60-step episodes), one torch thread, as TRAINING.md's
    table: the current encoding as a plain MLP against the compact one with ``CompactExtractor``.
@@ -16,28 +16,27 @@ from __future__ import annotations
 import argparse
 import datetime
 import platform
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests' packing helper (Game -> Batch)
-from engine_speed import mid_game_positions  # noqa: E402
-from packetrow_env import actions  # noqa: E402
-from packetrow_env.compact_observation import encoder as compact_encoder  # noqa: E402
-from packetrow_env.observation import MODES, encoder as full_encoder  # noqa: E402
-from packetrow_env.vector.observe_compact import CompactBatchEncoder  # noqa: E402
-from packetrow_train.tournament import _positive_int as positive  # noqa: E402
+from engine_speed import mid_game_positions
+from packetrow_env import actions
+from packetrow_env.compact_observation import encoder as compact_encoder
+from packetrow_env.observation import MODES, encoder as full_encoder
+from packetrow_env.vector.batch import from_games
+from packetrow_env.vector.observe import BatchEncoder
+from packetrow_env.vector.observe_compact import CompactBatchEncoder
+from packetrow_train.tournament import _positive_int as positive
 
 
 def best_time(run, repeats: int = 5) -> float:
-    """The least wall time of ``repeats`` calls (the machine's other work only ever adds)."""
+    """The least CPU time of ``repeats`` calls (CPU time of this process: the machine's other work left out)."""
     best = float("inf")
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.process_time()
         run()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return best
 
 
@@ -51,15 +50,15 @@ def encode_rates(positions) -> list[tuple[str, str, int, float]]:
         for mode in MODES:
             seconds = best_time(lambda: [enc.encode(game, seat, mode) for game, seat in zip(positions, seats)])
             rows.append((name, mode, enc.size_of(mode), 1e6 * seconds / len(positions)))
-    from tests.test_observe_compact import pack  # a Batch of the same positions
-    batch = pack(positions)
+    batch = from_games(positions)
     seats = np.array(seats, np.int64)
-    for mode in MODES:
-        enc = CompactBatchEncoder(None, mode)
-        out = np.empty((len(positions), enc.size), np.float32)
-        enc.encode(batch, seats, out)  # compiled (or loaded from the cache) before the clock starts
-        seconds = best_time(lambda: enc.encode(batch, seats, out), 20)
-        rows.append((f"compact, batch kernel (B={len(positions)})", mode, enc.size, 1e6 * seconds / len(positions)))
+    for name, kernel in (("current, batch kernel", BatchEncoder), ("compact, batch kernel", CompactBatchEncoder)):
+        for mode in MODES:
+            enc = kernel(None, mode)
+            out = np.empty((len(positions), enc.size), np.float32)
+            enc.encode(batch, seats, out)  # compiled (or loaded from the cache) before the clock starts
+            seconds = best_time(lambda: enc.encode(batch, seats, out), 20)
+            rows.append((f"{name} (B={len(positions)})", mode, enc.size, 1e6 * seconds / len(positions)))
     return rows
 
 
@@ -155,7 +154,7 @@ def main(argv=None) -> int:
           f"{sb3_contrib.__version__}, one torch thread\n")
 
     positions = mid_game_positions(4, seed=0, count=args.positions)
-    print("| encoding | mode | floats | us per observation |\n|---|---|---:|---:|")
+    print("| encoding | mode | floats | CPU us per observation |\n|---|---|---:|---:|")
     for name, mode, size, micros in encode_rates(positions):
         print(f"| {name} | {mode} | {size:,} | {micros:.2f} |", flush=True)
     if args.skip_training:

@@ -1,7 +1,8 @@
 """The batch kernel's compact observations equal ``CompactEncoder.encode`` bit for bit (R-INFO-1..4).
 
 Batches of random games of 2-5 players (phase pay and finished games included) are packed into a ``Batch``
-and encoded for every seat, in every mode, and in a custom catalogue.
+(``batch.from_games``) and encoded for every seat, in every mode, and in a custom catalogue; and VectorGame's
+own batch is encoded as it plays.
 """
 
 from __future__ import annotations
@@ -14,37 +15,10 @@ from packetrow_env.compact_observation import CompactEncoder, encoder
 from packetrow_env.engine import Game
 from packetrow_env.observation import MODES
 from packetrow_env.state import PAY
-from packetrow_env.vector.batch import WORDS, allocate
+from packetrow_env.vector.batch import from_games as pack
 from packetrow_env.vector.observe_compact import CompactBatchEncoder, observe_compact
 from tests.positions import random_play
 from tests.test_compact_observation import custom_catalogue
-
-
-def pack(games):
-    """A Batch holding ``games`` (row i = games[i]), payment options as card bitsets."""
-    batch = allocate(len(games))
-    for i, game in enumerate(games):
-        s = game.state
-        n = s.num_players
-        for name in ("location", "deck", "deck_top", "deck_end", "current", "future", "exhausted", "chosen",
-                     "cash", "has_piece"):
-            getattr(batch, name)[i] = getattr(s, name)
-        batch.starting_contract[i, :n] = s.starting_contract[:n]
-        for name in ("num_players", "supply_size", "round", "harbour_master", "current_player", "phase",
-                     "resume_phase", "current_board"):
-            getattr(batch, name)[i] = getattr(s, name)
-        batch.chosen_order[i, :len(s.chosen_order)] = s.chosen_order
-        batch.n_chosen[i] = len(s.chosen_order)
-        batch.pending[i, :len(s.pending)] = s.pending
-        batch.n_pending[i] = len(s.pending)
-        options = game.payment_options()
-        batch.n_options[i] = len(options)
-        for k, option in enumerate(options):
-            bits = np.zeros(WORDS, np.uint64)
-            for c in option:
-                bits[c // 64] |= np.uint64(1) << np.uint64(c % 64)
-            batch.options[i, k] = bits.view(np.int64)
-    return batch
 
 
 def random_games(cards, count: int, seed: int) -> list[Game]:

@@ -17,12 +17,12 @@ import numba
 import numpy as np
 
 from .. import knowledge
-from ..cards import NUM_CARDS, SHIP, Catalogue, resolve
+from ..cards import Catalogue, resolve
 from ..compact_observation import NUM_SLOTS, encoder as compact_encoder
-from ..knowledge import DECK_CONTENTS_MODES, MODES, OPPONENT_HAND_MODES, check_mode
+from ..knowledge import DECK_CONTENTS_MODES, OPPONENT_HAND_MODES, check_mode
 from ..observation import CASH_SCALE, ROUND_HALF, VALUE_SCALE
-from ..state import DECK, DISCARD, HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, NUM_BOARDS, NUM_LOCATIONS, OVER, PAY, \
-    REMOVED, SHIPS
+from ..state import (DECK, DISCARD, HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, NUM_BOARDS, NUM_LOCATIONS, OVER, PAY,
+                     SHIPS)
 from . import tables
 from .batch import Batch
 
@@ -48,24 +48,40 @@ class CompactBatchEncoder:
         table = tables.table(cards)
         self._type = table[tables.TYPE].astype(np.int64)
         self._number = table[tables.NUMBER].astype(np.int64)
-        self._is_ship = (table[tables.KIND] == SHIP).astype(np.int8)
         f = compact.num_types
-        self._hand_col = np.full(f, -1, np.int64)
-        self._hand_col[compact.hand_types] = np.arange(len(compact.hand_types))
-        self._ship_col = np.full(f, -1, np.int64)
-        self._ship_col[compact.ship_types] = np.arange(len(compact.ship_types))
-        self._deck_col = np.full((NUM_BOARDS, f), -1, np.int64)  # offset of (board, type) in the deck pieces
+        # Where a card of each type lying at each location adds 1, per player count and observer (the knowledge of
+        # knowledge.location_view): hands, discard piles, face-up ships (public: by true location) and, where the
+        # mode shows them, decks; elsewhere a trash float inside payment_options, zeroed before they are written.
+        trash = by_name["payment_options"].offset
+        hand_col = np.full(f, -1, np.int64)
+        hand_col[compact.hand_types] = np.arange(len(compact.hand_types))
+        ship_col = np.full(f, -1, np.int64)
+        ship_col[compact.ship_types] = np.arange(len(compact.ship_types))
+        deck_at = np.full((NUM_BOARDS, f), trash, np.int64)
         if mode in DECK_CONTENTS_MODES:
             start = compact.size
             for b, types in enumerate(compact.board_types):
-                self._deck_col[b, types] = start + np.arange(len(types))
+                deck_at[b, types] = start + np.arange(len(types))
                 start += len(types)
-        self._option_rows = compact._option_rows
-        # knowledge.location_view per (player count, observer): true location -> the location he sees.
-        self._view = np.zeros((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS + 1), np.int64)
+        hands, ships, discarded = by_name["hands"], by_name["ships"], by_name["discarded"].offset
+        self._dest = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS, f), trash, np.int32)
         for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
             for seat in range(n):
-                self._view[n, seat] = knowledge.location_view(n, seat, mode)
+                view = knowledge.location_view(n, seat, mode)
+                dest = self._dest[n, seat]
+                for loc in range(NUM_LOCATIONS):
+                    seen = view[loc]
+                    if SHIPS <= loc < SHIPS + n:
+                        k = (loc - SHIPS - seat) % n
+                        dest[loc] = np.where(ship_col >= 0, ships.offset + k * ships.shape[1] + ship_col, trash)
+                    elif HAND <= seen < HAND + n:
+                        k = (seen - HAND - seat) % n
+                        dest[loc] = np.where(hand_col >= 0, hands.offset + k * hands.shape[1] + hand_col, trash)
+                    elif DISCARD <= seen < DISCARD + NUM_BOARDS:
+                        dest[loc] = discarded + np.arange(f)
+                    elif DECK <= seen < DECK + NUM_BOARDS:
+                        dest[loc] = deck_at[seen - DECK]
+        self._option_rows = compact._option_rows
         # knowledge.starting_contracts: which opponents' held starting contracts are hidden, whose holds are known.
         self._hides_starts = mode != "full"
         self._holds_known = mode in OPPONENT_HAND_MODES
@@ -89,9 +105,9 @@ class CompactBatchEncoder:
         _encode(batch.location, batch.deck_top, batch.deck_end, batch.current, batch.future, batch.exhausted,
                 batch.chosen, batch.cash, batch.has_piece, batch.starting_contract, batch.num_players, batch.round,
                 batch.harbour_master, batch.current_player, batch.phase, batch.resume_phase, batch.current_board,
-                batch.pending, batch.n_pending, batch.options, batch.n_options, seats, rows, self._view,
-                self._hides_starts, self._holds_known, self._type, self._number, self._is_ship, self._hand_col,
-                self._ship_col, self._deck_col, self._option_rows, self._offsets, out)
+                batch.pending, batch.n_pending, batch.options, batch.n_options, seats, rows, self._dest,
+                self._hides_starts, self._holds_known, self._type, self._number, self._option_rows, self._offsets,
+                out)
         return out
 
 
@@ -104,16 +120,12 @@ def observe_compact(batch: Batch, seats, mode: str = "tracked", cards: Catalogue
 @numba.njit(cache=True)
 def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, cash, has_piece, starting_contract,
             num_players, rnd, harbour_master, current_player, phase, resume_phase, current_board, pending, n_pending,
-            options, n_options, seats, rows, view, hides_starts, holds_known, type_of, number, is_ship, hand_col,
-            ship_col, deck_col, option_rows, off, out):
+            options, n_options, seats, rows, dest, hides_starts, holds_known, type_of, number, option_rows, off, out):
     num_cards = location.shape[1]
-    hidden = np.zeros(num_cards, np.bool_)
     sums = np.zeros(option_rows.shape[1], np.int64)
     slots = current.shape[2]
     future_slots = future.shape[2]
-    ship_types = off[O_PENDING] - off[O_SHIPS]
-    ship_types //= MAX_PLAYERS
-    hand_types = (off[O_DISCARDED] - off[O_HANDS]) // MAX_PLAYERS
+    width = option_rows.shape[1]
     for r in range(rows.shape[0]):
         i = rows[r]
         o = out[i]
@@ -143,6 +155,10 @@ def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, ca
             o[off[O_CHOSEN] + b] = chosen[i, b]
             o[off[O_EXHAUSTED] + b] = exhausted[i, b]
             o[off[O_DECKS] + b] = (deck_end[i, b] - deck_top[i, b]) / MAX_DECK
+        # Card counts: hands, discard piles, face-up ships and (deck-content modes) decks, one add per card.
+        at = dest[n, seat]
+        for c in range(num_cards):
+            o[at[location[i, c], type_of[c]]] += 1.0
         for k in range(n):
             q = (seat + k) % n
             base = off[O_SEATS] + k * _SEAT_WIDTH
@@ -161,35 +177,13 @@ def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, ca
                 for j in range(n_pending[i]):
                     if pending[i, j] == start:
                         staged = True
-                hidden[start] = not staged
+                if not staged:
+                    o[at[HAND + q, type_of[start]]] -= 1.0
         for j in range(n_pending[i]):
             o[off[O_PENDING] + number[pending[i, j]]] = 1.0
-        # Card counts: hands, discard piles, face-up ships, and (deck-content modes) decks.
-        seen = view[n, seat]
-        for c in range(num_cards):
-            code = location[i, c]
-            t = type_of[c]
-            if code >= SHIPS:  # ships are public: counted at their true place
-                if is_ship[c]:
-                    k = (code - SHIPS - seat) % n
-                    o[off[O_SHIPS] + k * ship_types + ship_col[t]] += 1.0
-                continue
-            if hidden[c]:
-                hidden[c] = False
-                continue
-            v = seen[code]
-            if HAND <= v < HAND + MAX_PLAYERS:
-                k = (v - HAND - seat) % n
-                o[off[O_HANDS] + k * hand_types + hand_col[t]] += 1.0
-            elif DISCARD <= v < DISCARD + NUM_BOARDS:
-                o[off[O_DISCARDED] + t] += 1.0
-            elif DECK <= v < DECK + NUM_BOARDS and v < REMOVED:
-                col = deck_col[v - DECK, t]
-                if col >= 0:
-                    o[col] += 1.0
+        o[off[O_OPTIONS]:off[O_OPTIONS] + width] = 0.0  # the trash float
         if ph == PAY:
             o[off[O_PAYING]] = 1.0
-            width = option_rows.shape[1]
             for k in range(n_options[i]):
                 sums[:] = 0
                 for w in range(options.shape[2]):
