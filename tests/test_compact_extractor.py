@@ -83,9 +83,10 @@ def test_shared_first_layer_equals_a_linear_layer_on_the_concatenation():
     assert shared.features_dim == 16
     obs = torch.as_tensor(observations()[0])
     concatenated = plain(obs)  # embeddings first, then the plain floats
-    weight = torch.cat([shared.embedded_layer.weight, shared.rest_layer.weight], dim=1)
-    expected = torch.tanh(concatenated @ weight.T + shared.rest_layer.bias)
-    torch.testing.assert_close(shared(obs), expected, rtol=1e-5, atol=1e-6)
+    weight, bias = shared.shared_layer()
+    assert plain.shared_layer() is None and weight.shape == (plain.features_dim, 16)
+    expected = np.tanh(concatenated.detach().numpy() @ weight + bias)
+    np.testing.assert_allclose(shared(obs).detach().numpy(), expected, rtol=1e-5, atol=1e-5)
 
 
 def test_maskable_ppo_learns_a_step_with_the_shared_first_layer():

@@ -78,8 +78,20 @@ def test_kernel_fills_only_the_rows_asked_for():
 
 def test_kernel_refuses_a_seat_beyond_the_players():
     batch = pack([Game.new(2, seed=0)])
-    with pytest.raises(ValueError, match="game 0 has 2 players, so no seat 3"):
+    with pytest.raises(ValueError, match="game 0: seat 3 is not a seat of a 2-player game"):
         observe_compact(batch, [3])
+    with pytest.raises(ValueError, match="out must be a writeable C-contiguous float32 array of shape"):
+        CompactBatchEncoder(None).encode(batch, np.zeros(1, np.int64), np.zeros((1, 5), np.float32))
+
+
+def test_kernel_packed_writes_the_listed_games_into_consecutive_rows():
+    games = [random_play(Game.new(2 + j % 4, seed=j), 25 * j, j) for j in range(5)]
+    enc = CompactBatchEncoder(None, "online")
+    seats = np.array([1, 0, -1, 2, 0])
+    out = enc.encode(pack(games), seats, np.full((3, enc.size), 7.0, np.float32), rows=[3, 0, 2], packed=True)
+    assert out[0].tobytes() == encoder().encode(games[3], 2, "online").tobytes()
+    assert out[1].tobytes() == encoder().encode(games[0], 1, "online").tobytes()
+    assert (out[2] == 0).all()
 
 
 def test_kernel_on_a_vector_game_batch_equals_the_compact_encoder_of_its_games():

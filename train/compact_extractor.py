@@ -72,6 +72,14 @@ class CompactExtractor(BaseFeaturesExtractor):
             return self.activation(self.rest_layer(rest) + self.embedded_layer(embedded))
         return torch.cat([embedded, rest], dim=1)
 
+    def shared_layer(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """With ``hidden``: the first layer as one (weight float32[features, hidden], bias) on the features of
+        the ``hidden=0`` extractor (embeddings in order, then the plain floats), for exports; else None."""
+        if not self.hidden:
+            return None
+        weight = torch.cat([self.embedded_layer.weight, self.rest_layer.weight], dim=1)
+        return weight.detach().cpu().numpy().T.copy(), self.rest_layer.bias.detach().cpu().numpy().copy()
+
 
 def extractor_kwargs(cards=None, embed_dim: int = EMBED_DIM, hidden: int = 0,
                      activation_fn: type[nn.Module] = nn.Tanh) -> dict:

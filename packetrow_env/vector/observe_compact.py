@@ -86,26 +86,34 @@ class CompactBatchEncoder:
         self._hides_starts = mode != "full"
         self._holds_known = mode in OPPONENT_HAND_MODES
 
-    def encode(self, batch: Batch, seats: np.ndarray, out: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """Fill ``out[i]`` (float32[B, size]) with seat ``seats[i]``'s compact observation of game i, for every i
-        of ``rows`` (default all); zeros where ``seats[i] < 0``. Returns ``out``."""
+    def encode(self, batch: Batch, seats, out: np.ndarray, rows=None, packed: bool = False) -> np.ndarray:
+        """Write game i's compact observation by ``seats[i]`` (one seat per game; < 0: zeros) for every i in
+        ``rows`` (default all games) into ``out[i]`` (float32[B, size]; other rows are left alone), or with
+        ``packed`` into ``out[j]`` for ``i = rows[j]`` (float32[len(rows), size]). Returns ``out``."""
         num_games = len(batch.num_players)
-        seats = np.asarray(seats, dtype=np.int64)
+        seats = np.asarray(seats)
+        if seats.shape != (num_games,) or seats.dtype.kind not in "iu":
+            raise ValueError(f"seats must hold one integer seat per game ({num_games}), got {seats.dtype} "
+                             f"of shape {seats.shape}")
         rows = np.arange(num_games, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
-        if seats.shape != (num_games,):
-            raise ValueError(f"seats must hold one seat per game ({num_games}), got shape {seats.shape}")
-        if out.dtype != np.float32 or out.shape != (num_games, self.size):
-            raise ValueError(f"out must be float32[{num_games}, {self.size}], got {out.dtype}{list(out.shape)}")
-        if rows.size and (rows.min() < 0 or rows.max() >= num_games):
-            raise ValueError(f"rows must be game indices 0-{num_games - 1}")
-        bad = rows[seats[rows] >= batch.num_players[rows]]
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(f"game {i} has {batch.num_players[i]} players, so no seat {seats[i]}")
+        if rows.ndim != 1 or (len(rows) and (rows.min() < 0 or rows.max() >= num_games)):
+            raise ValueError(f"rows must be a list of game indices from 0 to {num_games - 1}")
+        shape = (len(rows) if packed else num_games, self.size)
+        if not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != shape \
+                or not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError(f"out must be a writeable C-contiguous float32 array of shape {shape}, "
+                             f"got {getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+        too_big = seats[rows] >= batch.num_players[rows]
+        if too_big.any():
+            i = int(rows[np.flatnonzero(too_big)[0]])
+            raise ValueError(f"game {i}: seat {int(seats[i])} is not a seat of a {int(batch.num_players[i])}-player "
+                             "game (seats are 0 to num_players - 1, or -1 for zeros)")
+        targets = np.arange(len(rows), dtype=np.int64) if packed else rows
+        seats = seats.astype(np.int64, copy=False)
         _encode(batch.location, batch.deck_top, batch.deck_end, batch.current, batch.future, batch.exhausted,
                 batch.chosen, batch.cash, batch.has_piece, batch.starting_contract, batch.num_players, batch.round,
                 batch.harbour_master, batch.current_player, batch.phase, batch.resume_phase, batch.current_board,
-                batch.pending, batch.n_pending, batch.options, batch.n_options, seats, rows, self._dest,
+                batch.pending, batch.n_pending, batch.options, batch.n_options, seats, rows, targets, self._dest,
                 self._hides_starts, self._holds_known, self._type, self._number, self._option_rows, self._offsets,
                 out)
         return out
@@ -114,13 +122,15 @@ class CompactBatchEncoder:
 def observe_compact(batch: Batch, seats, mode: str = "tracked", cards: Catalogue | None = None) -> np.ndarray:
     """float32[B, size]: each game's compact observation from ``seats[i]`` (zeros where negative)."""
     enc = CompactBatchEncoder(cards, mode)
-    return enc.encode(batch, seats, np.empty((len(batch.num_players), enc.size), np.float32))
+    return enc.encode(batch, np.asarray(seats, dtype=np.int64), np.empty((len(batch.num_players), enc.size),
+                                                                         np.float32))
 
 
 @numba.njit(cache=True)
 def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, cash, has_piece, starting_contract,
             num_players, rnd, harbour_master, current_player, phase, resume_phase, current_board, pending, n_pending,
-            options, n_options, seats, rows, dest, hides_starts, holds_known, type_of, number, option_rows, off, out):
+            options, n_options, seats, rows, targets, dest, hides_starts, holds_known, type_of, number, option_rows,
+            off, out):
     num_cards = location.shape[1]
     sums = np.zeros(option_rows.shape[1], np.int64)
     slots = current.shape[2]
@@ -128,7 +138,7 @@ def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, ca
     width = option_rows.shape[1]
     for r in range(rows.shape[0]):
         i = rows[r]
-        o = out[i]
+        o = out[targets[r]]
         o[:] = 0.0
         seat = seats[i]
         if seat < 0:
