@@ -245,6 +245,8 @@ def main():
         warm = per_call(reference(calls, False), count)
         print(f"| {name} | {count} | {per_call(compiled, count):.2f} | {per_call(from_python, count):.2f} "
               f"| {cold:.1f} | {warm:.1f} |")
+    gave_up = sum(shipment.best_fulfilment(tab, r, c, out_bits, out_b) == shipment.GAVE_UP for r, c in arrays)
+    print(f"\nbest_fulfilment gave up (GAVE_UP: left to shipping.best_fulfilment) on {gave_up} of {len(arrays)} hands.")
     (imp0, cold), (imp1, warm) = compile_cost()
     print("\nFirst call in a fresh process, seconds (import of the module and the card table: "
           f"{imp0:.2f} with an empty cache, {imp1:.2f} with it filled):\n")

@@ -38,8 +38,8 @@ K = MAX_PAYMENT_OPTIONS
 # many steps of the trader search (states times cards) over them: a hand holding most of the catalogue has
 # millions of feasible subsets, each with a big demand, which shipping.best_fulfilment answers by its search
 # over units instead. No hand of a random or played game comes near (benchmarks/vector_shipment.py).
-SUBSET_BUDGET = 1 << 16
-WORK_BUDGET = 1 << 24
+SUBSET_BUDGET = 1 << 14
+WORK_BUDGET = 1 << 21
 GAVE_UP = -1
 _INF = 1 << 62  # above every cost below; sums of a few costs stay inside int64
 
