@@ -228,12 +228,12 @@ class VectorGame:
     # --------------------------------------------------------------- scores
     def _scores(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(VP, cash) int[len(rows), 5] of games ``rows`` as the table counts them now (R-SCORE-2, R-SCORE-3)."""
-        building = np.zeros((self.num_games, MAX_PLAYERS), np.int64)
-        bankers = np.zeros((self.num_games, MAX_PLAYERS), np.int64)
-        rules.holdings(self.batch, self._table, building, bankers)
+        building = np.zeros((len(rows), MAX_PLAYERS), np.int64)
+        bankers = np.zeros((len(rows), MAX_PLAYERS), np.int64)
+        rules.holdings(self.batch, self._table, np.asarray(rows, dtype=np.int64), building, bankers)
         cash = self.batch.cash[rows].astype(np.int64)
         n = self._players[rows]
-        vp = building[rows] + cash // 10 + banker_points_batch(cash, n) * bankers[rows]
+        vp = building + cash // 10 + banker_points_batch(cash, n) * bankers
         seats = np.arange(MAX_PLAYERS) < n[:, None]
         return np.where(seats, vp, 0), np.where(seats, cash, 0)
 

@@ -485,11 +485,13 @@ def step(b, tab, contract_ids, acts, where, hc, mask, ended):
 
 
 @numba.njit(**_JIT)
-def holdings(b, tab, building_vp, bankers):
-    """Per game and seat: the VP of the buildings and the number of bankers in hand (R-SCORE-2, R-SCORE-3)."""
+def holdings(b, tab, rows, building_vp, bankers):
+    """Per game of ``rows`` (row j of the outputs) and seat: the VP of the buildings and the number of bankers in
+    hand (R-SCORE-2, R-SCORE-3)."""
     building_vp[:] = 0
     bankers[:] = 0
-    for i in range(building_vp.shape[0]):
+    for j in range(rows.shape[0]):
+        i = rows[j]
         n = b.num_players[i]
         loc = b.location[i]
         for c in range(loc.shape[0]):
@@ -497,9 +499,9 @@ def holdings(b, tab, building_vp, bankers):
             if 0 <= q < n:
                 kind = tab[KIND, c]
                 if kind == BUILDING:
-                    building_vp[i, q] += tab[VP, c]
+                    building_vp[j, q] += tab[VP, c]
                 elif kind == BANKER:
-                    bankers[i, q] += 1
+                    bankers[j, q] += 1
 
 
 @numba.njit(**_JIT)
