@@ -16,6 +16,8 @@ from packetrow_agents.policy import ModelFormatError, ModelNotFoundError, NumpyP
 from packetrow_agents.registry import make_agent  # noqa: E402
 from packetrow_env import actions  # noqa: E402
 from packetrow_env.env import final_rewards  # noqa: E402
+from packetrow_env.compact_observation import encoder as compact_encoder  # noqa: E402
+from packetrow_env.engine import Game  # noqa: E402
 from packetrow_env.observation import encoder  # noqa: E402
 from packetrow_env.wrappers import SingleAgentEnv  # noqa: E402
 from packetrow_env.seat_view import SeatView
@@ -37,7 +39,8 @@ def tiny(**top) -> dict:
     data["env"].update(n_envs=2, num_players=[2, 3, 4, 5])
     data["pool"].update(snapshot_every=512)
     data["ppo"].update(n_steps=128, batch_size=128, n_epochs=1)
-    data["eval"].update(every=1024, games=2, final_games=4, num_players=[2, 3])
+    data["eval"].update(every=1024, games=2, final_games=4, num_players=[2, 3], opponents=["random", "heuristic"],
+                        workers=1)
     data["checkpoint"].update(every=1024)
     data["log"].update(progress_bar=False, tensorboard=True)
     data.update(top)
@@ -87,9 +90,10 @@ def test_exported_npz_plays_as_a_policy_agent(run):
     # the .zip checkpoint, loaded by its owner through SB3, exports the same policy
     from sb3_contrib import MaskablePPO
     from_zip = PolicyAgent(policy=export_policy(MaskablePPO.load(run.model_path, device="cpu")))
-    env = SingleAgentEnv(4, opponents=RandomAgent(0))
-    observation, _ = env.reset(seed=5)
-    mask = env.action_masks()
+    assert agent.observation_encoding == from_zip.observation_encoding == "compact"  # quick.yaml's
+    game = Game.new(4, seed=5)
+    observation = compact_encoder().encode(game, 0, "tracked")
+    mask = game.legal_action_mask()
     np.testing.assert_allclose(from_zip.probabilities(observation, mask), agent.probabilities(observation, mask),
                                atol=1e-6)
     # as opponents in the single-agent view
@@ -142,7 +146,7 @@ def test_resume_continues_the_step_count(run, tmp_path, capsys):
 
 def test_subprocess_envs_get_the_snapshots(tmp_path):
     data = tiny(total_timesteps=1024)
-    data["env"].update(vec_env="subproc", n_envs=2)
+    data["env"].update(vec_env="subproc", n_envs=2, observation_encoding="onehot")
     data["pool"].update(snapshot_every=256, mixture={"latest": 1.0})
     data["eval"].update(every=0, final_games=0)
     data["log"].update(tensorboard=False)

@@ -215,11 +215,11 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
     choice("trainer", config.trainer, ("sb3",))
     choice("env.observation_mode", config.env.observation_mode, MODES)
     choice("env.observation_encoding", config.env.observation_encoding, ENCODINGS)
+    choice("env.reward_mode", config.env.reward_mode, REWARD_MODES)
+    choice("env.vec_env", config.env.vec_env, VEC_ENVS)
     if config.env.observation_encoding != "onehot" and config.env.vec_env != "batched":
         raise ConfigError(f"{source}: env.observation_encoding {config.env.observation_encoding!r} needs env.vec_env "
                           "'batched' (the one-game envs give the onehot encoding)")
-    choice("env.reward_mode", config.env.reward_mode, REWARD_MODES)
-    choice("env.vec_env", config.env.vec_env, VEC_ENVS)
     choice("ppo.activation", config.ppo.activation, ACTIVATIONS)
     choice("ppo.lr_schedule", config.ppo.lr_schedule, LR_SCHEDULES)
     check_net_arch(f"{source}: ppo.net_arch", config.ppo.net_arch)
