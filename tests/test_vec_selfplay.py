@@ -52,3 +52,14 @@ def test_maskable_ppo_trains_against_batched_snapshots():
     model.learn(512)
     assert model.num_timesteps >= 512
     assert any(entry[0] == "snapshot" for entry in env.opponents.entries)
+
+
+def test_a_pool_of_snapshots_only_deals_after_the_first_snapshot():
+    """Seeding deals nothing yet: a snapshots-only pool gets its first snapshot before the games are dealt."""
+    env = make_env({"latest": 1.0}, num_envs=4, num_players=(2,))
+    env.seed(1)
+    model = MaskablePPO("MlpPolicy", env, n_steps=16, batch_size=64, n_epochs=1, seed=0)
+    env.add_snapshot(export_policy(model, "tracked"), 0)
+    obs = env.reset()
+    assert obs.shape == (4, env.observation_space.shape[0])
+    assert all(entry[0] == "snapshot" for entry in env.opponents.entries)

@@ -189,9 +189,10 @@ class SelfPlayVecEnv(VecEnv):
         return [False] * len(self._indices(indices))
 
     def seed(self, seed=None):
-        """Seed the deals, seats and opponents of the next reset."""
+        """Seed the deals, seats and opponents of the next reset (the games are dealt then: after the trainer
+        added its first snapshot, which a pool of snapshots only needs)."""
         self._seed = seed
-        self._new_games()
+        self.games = None
         return [seed] * self.num_envs
 
     def _indices(self, indices) -> list[int]:
