@@ -17,7 +17,7 @@ from ..cards import ASSISTANT, BANKER, BUILDING, MONEY, SHIP
 from ..state import (MAX_PLAYERS, CHOOSE_BOARD, CURRENT, DECK, DISCARD, FUTURE, FUTURE_SLOTS, HAND, MAX_SUPPLY, MUST_TAKE, OVER,
                      PAY, REMOVED, SHIPS, STARTING_CASH, END_THRESHOLD as _END, SUPPLY_SIZE as _SUPPLY_SIZE, TAKE, TWO_PLAYER_REMOVAL)
 from .batch import WORDS
-from .shipment import GAVE_UP, best_fulfilment, cheapest_cover, feasible, payment_options
+from .shipment import GAVE_UP, addable, best_fulfilment, cheapest_cover, fulfillable, payment_options
 from .tables import COST, DISCARD as DISCARD_PILE, KIND, MONEY as MONEY_VALUE, NUMBER, REWARD, VP
 
 NUM_ACTIONS = actions.NUM_ACTIONS
@@ -60,16 +60,16 @@ def _resources(b, i, p, out):
     return n
 
 
-@numba.njit(**_JIT)
-def _hand(b, i, p, out):
-    """The sorted ids of seat p's hand into ``out``; returns how many."""
-    n = 0
-    loc = b.location[i]
-    for c in range(loc.shape[0]):
-        if loc[c] == HAND + p:
-            out[n] = c
-            n += 1
-    return n
+@numba.njit(inline='never', **_JIT)
+def _contracts_in_hand(b, tab, i, p, res, n, con):
+    """The contracts among the first ``n`` of ``res`` that lie in seat p's hand, into ``con``; returns how many."""
+    k = 0
+    for j in range(n):
+        c = res[j]
+        if tab[NUMBER, c] >= 0 and b.location[i, c] == HAND + p:
+            con[k] = c
+            k += 1
+    return k
 
 
 @numba.njit(inline='never', **_JIT)
@@ -82,15 +82,12 @@ def _fulfillable(b, tab, i, p, res, con):
             has_ship = True
             break
     found = np.int64(0)
-    if not has_ship:
+    if not has_ship:  # every contract needs a ship: skip the search
         return found
-    for j in range(n):
-        c = res[j]
-        k = tab[NUMBER, c]
-        if k >= 0 and b.location[i, c] == HAND + p:
-            con[0] = c
-            if feasible(tab, res[:n], con[:1]):
-                found |= np.int64(1) << k
+    k = _contracts_in_hand(b, tab, i, p, res, n, con)
+    # the kernels write their answer over the contracts already read: con serves as both
+    for j in range(fulfillable(tab, res[:n], con[:k], con)):
+        found |= np.int64(1) << tab[NUMBER, con[j]]
     return found
 
 
@@ -142,29 +139,15 @@ def _others_have_taken(b, i):
 @numba.njit(inline='never', **_JIT)
 def _pending_mask(b, tab, i, p, mask, res, con):
     """While a shipment is staged: the contracts in hand it can take too, and ship (R-SHIP-6)."""
-    npend = b.n_pending[i]
     n = _resources(b, i, p, res)
-    for j in range(npend):
-        con[j] = b.pending[i, j]
-    for j in range(n):
-        c = res[j]
-        k = tab[NUMBER, c]
-        if k < 0 or b.location[i, c] != HAND + p:
-            continue
-        staged = False
-        for m in range(npend):
-            staged |= b.pending[i, m] == c
-        if staged:
-            continue
-        con[npend] = c
-        trial = np.sort(con[:npend + 1])
-        if feasible(tab, res[:n], trial):
-            mask[ADD_CONTRACT + k] = True
+    k = _contracts_in_hand(b, tab, i, p, res, n, con)
+    for j in range(addable(tab, res[:n], b.pending[i, :b.n_pending[i]], con[:k], con)):
+        mask[ADD_CONTRACT + tab[NUMBER, con[j]]] = True
     mask[SHIP_ACTION] = True
 
 
 @numba.njit(**_JIT)
-def compute_mask(b, tab, contract_ids, i, hc, mask, res, con):
+def compute_mask(b, tab, i, hc, mask, res, con):
     """Game i's legal actions into ``mask`` (cleared first), as ``Game._compute_mask``."""
     mask[:] = False
     phase = b.phase[i]
@@ -304,7 +287,7 @@ def _pay_cost(b, tab, i, p, cost, res, bits, hc):
     """Pay a cost, cashing money cards from hand when cash is short (R-TAKE-3, R-TAKE-4)."""
     cash = np.int64(b.cash[i, p])
     if cash < cost:
-        n = _hand(b, i, p, res)
+        n = _resources(b, i, p, res)  # cheapest_cover reads only the money cards among them
         bits[:] = 0
         cheapest_cover(tab, res[:n], cost - cash, bits)
         for w in range(WORDS):
@@ -350,15 +333,8 @@ def _finish(b, tab, i, hc, res, con, bits, paid):
     loc = b.location[i]
     for p in range(b.num_players[i]):
         n = _resources(b, i, p, res)
-        ncon = 0
-        ships = False
-        for j in range(n):
-            c = res[j]
-            if tab[NUMBER, c] >= 0 and loc[c] == HAND + p:
-                con[ncon] = c
-                ncon += 1
-            ships |= loc[c] == SHIPS + p
-        if ncon and ships:
+        ncon = _contracts_in_hand(b, tab, i, p, res, n, con)
+        if ncon:  # (without ships it fulfils nothing)
             bits[:] = 0
             paid[:] = 0
             if best_fulfilment(tab, res[:n], con[:ncon], bits, paid) == GAVE_UP:
@@ -466,7 +442,7 @@ def masks_of(b, tab, contract_ids, hc, out, rows):
     """The legal masks of games ``rows`` into ``out[rows]`` (bool[B, NUM_ACTIONS])."""
     res, con, _, _ = _scratch()
     for i in rows:
-        compute_mask(b, tab, contract_ids, i, hc, out[i], res, con)
+        compute_mask(b, tab, i, hc, out[i], res, con)
 
 
 @numba.njit(**_JIT)
@@ -481,7 +457,7 @@ def step(b, tab, contract_ids, acts, where, hc, mask, ended):
             continue
         apply(b, tab, contract_ids, i, acts[i], hc, res, con, bits, paid)
         ended[i] = b.phase[i] == OVER
-        compute_mask(b, tab, contract_ids, i, hc, mask[i], res, con)
+        compute_mask(b, tab, i, hc, mask[i], res, con)
 
 
 @numba.njit(**_JIT)
