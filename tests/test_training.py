@@ -77,6 +77,21 @@ def test_smoke_run_saves_checkpoints_snapshots_logs_and_evaluations(run):
     assert all(int(r["games"]) == (4 if r["num_players"] == "2" else 6) for r in final)  # whole seat rotations
     assert all(0 <= float(r["win_rate"]) <= 1 and 1 <= float(r["mean_rank"]) <= int(r["num_players"]) for r in final)
     assert len(run.evaluation) == 4
+    seconds = [float(r["train_seconds"]) for r in rows if r["opponent"] == "random" and r["num_players"] == "2"]
+    assert 0 < seconds[0] <= seconds[1] <= seconds[2] < run.wall_seconds  # training time, evaluations left out
+
+
+def test_eval_rows_keep_an_older_files_columns(tmp_path):
+    """Resuming a run whose eval.csv predates a column appends rows under the file's own header."""
+    from packetrow_train.selfplay import EVAL_COLUMNS, _append_csv
+
+    path = tmp_path / "eval.csv"
+    older = [c for c in EVAL_COLUMNS if c != "train_seconds"]
+    path.write_text(",".join(older) + "\n")
+    _append_csv(path, [dict.fromkeys(EVAL_COLUMNS, 1)])
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == older and set(rows[0].values()) == {"1"}
 
 
 def test_exported_npz_plays_as_a_policy_agent(run):

@@ -15,7 +15,8 @@ Output directory (``--out``, default ``runs/<name>``):
     checkpoints/step_N.zip     periodic checkpoints (+ .npz exports); resume with --resume ... --trust-checkpoint
     snapshots/step_N.npz       the pool's snapshots, reloaded on resume
     tb/                        TensorBoard logs (tensorboard --logdir DIR/tb)
-    eval.csv                   every evaluation: steps, opponent, players, games, win rate [95% CI], rank, VP
+    eval.csv                   every evaluation: steps, opponent, players, games, win rate [95% CI], rank, VP,
+                               train_seconds (wall time of this run or resume so far, evaluations left out)
 
 A fresh run refuses an ``--out`` that already holds files unless ``--overwrite`` is given (then what an
 earlier run wrote there is deleted first, so eval.csv and the TensorBoard logs hold one run).
@@ -62,7 +63,7 @@ LEARNER = "learner"  # the learner's entry name in evaluation tournaments
 TRUST_HINT = ("resuming loads an SB3 checkpoint, which unpickles it: a crafted file runs any code it carries. "
               "Resume only from a checkpoint your own run wrote, and say so with --trust-checkpoint")
 EVAL_COLUMNS = ("timesteps", "stage", "opponent", "num_players", "games", "win_rate", "win_low", "win_high",
-                "fair_share", "mean_rank", "rank_low", "rank_high", "mean_vp", "vp_low", "vp_high")
+                "fair_share", "mean_rank", "rank_low", "rank_high", "mean_vp", "vp_low", "vp_high", "train_seconds")
 
 
 # one finished training episode as the learner saw it; expected_reward = final_rewards(scores)[seat]
@@ -374,8 +375,12 @@ def format_evaluation(rows: list[dict]) -> str:
 
 def _append_csv(path: Path, rows: list[dict]) -> None:
     new = not path.exists()
+    columns = EVAL_COLUMNS
+    if not new:  # a resumed run keeps its file's columns (an older version's file lacks train_seconds)
+        with path.open(newline="") as f:
+            columns = next(csv.reader(f), None) or EVAL_COLUMNS
     with path.open("a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=EVAL_COLUMNS)
+        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
         if new:
             writer.writeheader()
         writer.writerows(rows)
@@ -406,11 +411,14 @@ def _callback_class():
             self.episodes = deque(maxlen=keep_episodes)
             self._window = deque(maxlen=500)
             self.evaluations: list[dict] = []
+            self._started = time.perf_counter()
+            self._eval_seconds = 0.0  # evaluations' wall time, left out of train_seconds
 
         def _schedule(self, every: int) -> int | None:
             return (self.num_timesteps // every + 1) * every if every else None
 
         def _on_training_start(self) -> None:
+            self._started = time.perf_counter()
             self._next_snapshot = self._schedule(self.config.pool.snapshot_every)
             self._next_checkpoint = self._schedule(self.config.checkpoint.every)
             self._next_eval = self._schedule(self.config.eval.every)
@@ -457,10 +465,12 @@ def _callback_class():
 
         def evaluate(self, stage: str, games: int) -> list[dict]:
             """Evaluate the current policy, log it and append it to eval.csv."""
+            started = time.perf_counter()
+            trained = started - self._started - self._eval_seconds
             rows = evaluate_model(self.model, self.config, games)
             step = self.num_timesteps
             for row in rows:
-                row.update(timesteps=step, stage=stage)
+                row.update(timesteps=step, stage=stage, train_seconds=round(trained, 1))
                 key = f"eval/{row['opponent']}_{row['num_players']}p"
                 for metric in ("win_rate", "mean_rank", "mean_vp"):
                     self.logger.record(f"{key}/{metric}", row[metric])
@@ -470,6 +480,7 @@ def _callback_class():
                 print(f"[eval at {step} steps] learner win rate vs {summary}", file=sys.stderr, flush=True)
             _append_csv(self.out / "eval.csv", rows)
             self.evaluations += rows
+            self._eval_seconds += time.perf_counter() - started
             return rows
 
     return _SelfPlayCallback
