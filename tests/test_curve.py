@@ -30,7 +30,7 @@ def _fake_run(tmp_path, evaluations=((2000, 0.4, 0.3, 0.5), (3000, 0.6, 0.5, 0.7
             out.writerow({"timesteps": step, "stage": "periodic", "opponent": "heuristic", "num_players": 2,
                           "games": 100, "win_rate": rate, "win_low": low, "win_high": high,
                           "fair_share": 0.5, "mean_rank": 1.5, "rank_low": 1.4, "rank_high": 1.6, "mean_vp": 9.0,
-                          "vp_low": 8.0, "vp_high": 10.0})
+                          "vp_low": 8.0, "vp_high": 10.0, "train_seconds": step / 100})
     return run
 
 

@@ -45,7 +45,7 @@ def evaluation_rows(run: Path) -> list[dict]:
                 raise KeyError(PLOTTED - set(row))
             for key, value in row.items():
                 if key not in ("stage", "opponent"):
-                    row[key] = float(value)
+                    row[key] = float(value) if value or key in PLOTTED else None  # an unplotted column may be empty
     except (UnicodeDecodeError, csv.Error, KeyError, TypeError, ValueError):
         raise ValueError(f"{path} is not an eval.csv written by packetrow train") from None
     return rows
