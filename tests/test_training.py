@@ -81,6 +81,19 @@ def test_smoke_run_saves_checkpoints_snapshots_logs_and_evaluations(run):
     assert 0 < seconds[0] <= seconds[1] <= seconds[2] < run.wall_seconds  # training time, evaluations left out
 
 
+def test_stop_ends_training_after_the_evaluation_it_accepts(tmp_path):
+    """``train(stop=...)`` sees each periodic evaluation's rows and ends the run at the first it accepts."""
+    seen = []
+
+    def stop(rows):
+        seen.append(sorted((r["opponent"], r["num_players"]) for r in rows))
+        return len(seen) == 1
+
+    result = train(config_from_dict(tiny(total_timesteps=8192)), out=tmp_path / "run", stop=stop)
+    assert len(seen) == 1 and seen[0] == [("heuristic", 2), ("heuristic", 3), ("random", 2), ("random", 3)]
+    assert 1024 <= result.model.num_timesteps < 2048  # the rollout that reached the evaluation, not 8192
+
+
 def test_eval_rows_keep_an_older_files_columns(tmp_path):
     """Resuming a run whose eval.csv predates a column appends rows under the file's own header."""
     from packetrow_train.selfplay import EVAL_COLUMNS, _append_csv

@@ -391,9 +391,10 @@ def _step_name(step: int) -> str:
     return f"step_{step:010d}"
 
 
-def make_callback(config: TrainConfig, out: Path, keep_episodes: int = 1000):
-    """The training callback: snapshots, checkpoints, evaluations and the learner's episode statistics."""
-    return _callback_class()(config, out, keep_episodes)
+def make_callback(config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None):
+    """The training callback: snapshots, checkpoints, evaluations and the learner's episode statistics; ``stop``
+    (rows -> bool) ends training after a periodic evaluation whose rows it accepts."""
+    return _callback_class()(config, out, keep_episodes, stop)
 
 
 def _callback_class():
@@ -403,10 +404,11 @@ def _callback_class():
     class _SelfPlayCallback(BaseCallback):
         """Snapshots into the pools, checkpoints, periodic evaluations, and the learner's episode statistics."""
 
-        def __init__(self, config: TrainConfig, out: Path, keep_episodes: int = 1000):
+        def __init__(self, config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None):
             super().__init__()
             self.config = config
             self.out = out
+            self.stop = stop
             # the learner's last finished episodes (Episode: reward from Monitor, expected from the scores)
             self.episodes = deque(maxlen=keep_episodes)
             self._window = deque(maxlen=500)
@@ -435,8 +437,10 @@ def _callback_class():
                 save_model(self.model, self.out / "checkpoints" / _step_name(step), self.config)
                 self._next_checkpoint = self._schedule(self.config.checkpoint.every)
             if self._next_eval is not None and step >= self._next_eval:
-                self.evaluate("periodic", self.config.eval.games)
+                rows = self.evaluate("periodic", self.config.eval.games)
                 self._next_eval = self._schedule(self.config.eval.every)
+                if self.stop is not None and self.stop(rows):
+                    return False
             return True
 
         def _record(self, info: dict) -> None:
@@ -636,11 +640,12 @@ def prepare_out(out: Path, fresh: bool, overwrite: bool, files=RUN_FILES, folder
 
 
 def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None = None, overwrite: bool = False,
-          trust_checkpoint: bool = False) -> TrainResult:
+          trust_checkpoint: bool = False, stop=None) -> TrainResult:
     """Run (or resume from a checkpoint) a self-play training run; returns the model and where it was saved.
 
     ``overwrite``: a fresh run may replace an earlier run's files in ``out``. ``trust_checkpoint``: required
-    with ``resume``, whose SB3 checkpoint is unpickled (module docstring).
+    with ``resume``, whose SB3 checkpoint is unpickled (module docstring). ``stop``: called with each periodic
+    evaluation's rows (eval.csv's, as dicts); training ends early when it returns True.
     """
     import torch
     import yaml
@@ -697,7 +702,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
         if remaining <= 0:
             raise ConfigError(f"the checkpoint has already trained {model.num_timesteps} steps and total_timesteps is "
                               f"{config.total_timesteps}: raise total_timesteps (or --total-timesteps) to train more")
-        callback = make_callback(config, out)
+        callback = make_callback(config, out, stop=stop)
         show_bar = config.log.progress_bar if progress_bar is None else progress_bar
         if show_bar and not _has_progress_bar_packages():
             print("(no progress bar: SB3's needs the packages tqdm and rich)", file=sys.stderr)
