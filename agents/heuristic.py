@@ -14,11 +14,18 @@ VP = 10.0  # dollars per victory point: 1 VP per full $10 of cash at the end (R-
 UNIT_PRICE = 3.0  # what a missing unit of goods costs on the market, roughly
 ASSISTANT_SPEND = 2.0  # what using up an assistant costs
 MISSING_UNIT = 0.6  # how much each missing unit of goods discounts a contract
+NO_SHIP = 0.5  # how much a contract without a ship for its destination is discounted
 BANKER_LEAD = 0.8  # how likely a cash lead now holds to the end
 BANKER_TRAILING = 0.2  # the same for a player behind in cash
 LEAD_MARGIN = 10.0  # dollars of cash lead to keep at the start of the game (shrinks with the time left)
+RESERVE_WEIGHT = 0.5  # dollars of a building's value lost per dollar it leaves short of the goods reserve
 FLEXIBILITY = {SHIP: 1.0, CAPTAIN: 0.5, TRADER: 0.5, GOLD: 0.5}  # worth a little even when nothing needs them now
 SPENT_VALUE = 0.25  # dollars per point of card value (CARDS.md `value`) a payment spends, between equal hands
+ASSISTANT_VALUE = 2.0  # what an assistant in hand is worth
+SWITCH_COST = 0.5  # R-ROUND-5: what choosing another board (instead of taking here) costs, so equal cards stay here
+TIME_FLOOR = 0.15  # the least weight the clock gives unfinished plans (``scoring.time_left``'s floor)
+UNAFFORDABLE = -1e9  # the value of a card the seat cannot pay for, and of a board with nothing for him
+TIE = 1e-9  # values this close to the best are ties (broken by the generator)
 
 
 class _Needs:
@@ -79,7 +86,7 @@ class _Needs:
             fill -= used
         total = 0.0
         for g, d, reward in self.contracts:
-            ship = 1.0 if self.ship_ready(d) else 0.5
+            ship = 1.0 if self.ship_ready(d) else NO_SHIP
             ready = short[g] == 0 and ship == 1.0
             total += reward * MISSING_UNIT ** short[g] * ship * (1.0 if ready else time_left)
         return total
@@ -153,7 +160,7 @@ class HeuristicAgent:
             return self._best([(b, self._board_score(game, context, b)) for b in legal])
         options = [(a, self._take_value(game, context, me, a)) for a in legal if actions.TAKE <= a < actions.PASS]
         # R-ROUND-5: the harbour master may choose another board and take there
-        options += [(b, self._own_best(game, context, me, b) - 0.5) for b in legal if b < actions.TAKE]
+        options += [(b, self._own_best(game, context, me, b) - SWITCH_COST) for b in legal if b < actions.TAKE]
         if s.phase == MUST_TAKE or not mask[actions.PASS]:
             return self._best(options)
         if options:
@@ -163,7 +170,7 @@ class HeuristicAgent:
 
     def _best(self, options) -> int:
         values = np.array([v for _, v in options])
-        best = np.flatnonzero(values >= values.max() - 1e-9)
+        best = np.flatnonzero(values >= values.max() - TIE)
         return int(options[int(best[self._rng.integers(len(best))])][0])
 
     # ------------------------------------------------------------ values
@@ -181,7 +188,7 @@ class HeuristicAgent:
         values = [card_value(game, context, seat, int(c)) for c in s.current[board] if c >= 0 and int(c) not in taken]
         if context.has_assistant(seat):
             values += [card_value(game, context, seat, int(c)) - ASSISTANT_SPEND for c in s.future[board] if c >= 0]
-        return max(values, default=-1e9)
+        return max(values, default=UNAFFORDABLE)
 
     def _board_score(self, game, context, board) -> float:
         s = game.state
@@ -218,7 +225,7 @@ class _Context:
         self._hands = [None] * n
         cash = [int(c) for c in s.cash[:n]]
         self.cash = cash
-        self.time_left = time_left(s, game.cards, floor=0.15)
+        self.time_left = time_left(s, game.cards, floor=TIME_FLOOR)
 
     def known_hand(self, seat) -> list[int]:
         """The cards of a seat's hand the observer knows (R-INFO-3, from the view: packetrow_env.knowledge)."""
@@ -269,7 +276,7 @@ def choose_payment(game, context: _Context | None = None, seat: int | None = Non
         gone = staged.union(option)
         left = _Needs(cards, [c for c in hand if c not in gone], [c for c in ships if c not in gone])
         score = left.potential(context.time_left) - SPENT_VALUE * sum(int(cards.value[c]) for c in option)
-        if score > best_score + 1e-9:  # ties keep the earlier option: the lower value, then the lower ids
+        if score > best_score + TIE:  # ties keep the earlier option: the lower value, then the lower ids
             best, best_score = k, score
     return best
 
@@ -280,7 +287,7 @@ def card_value(game, context: _Context, seat: int, card: int) -> float:
     kind = cards.kind_of[card]
     cost = cards.cost_of[card]
     if cost > context.budget(seat):
-        return -1e9
+        return UNAFFORDABLE
     needs = context.needs(seat)
     time_left = context.time_left
     if kind == MONEY:
@@ -293,7 +300,7 @@ def card_value(game, context: _Context, seat: int, card: int) -> float:
         reserve = UNIT_PRICE * sum(needs.missing(g) for g in range(4) if needs.demand[g])
         left = context.budget(seat) - cost
         if left < reserve:  # keep cash for goods that nearly complete contracts
-            value -= 0.5 * (reserve - left) * time_left
+            value -= RESERVE_WEIGHT * (reserve - left) * time_left
         # R-SCORE-3: with bankers, keep (or keep a chance at) the cash lead, with a margin for what others still earn
         if needs.bankers and left < context.runner_up(seat) + LEAD_MARGIN * time_left:
             value -= VP * leader_banker_points(len(context.cash)) * needs.bankers * BANKER_LEAD
@@ -306,5 +313,5 @@ def card_value(game, context: _Context, seat: int, card: int) -> float:
     if kind == BANKER:
         return VP * leader_banker_points(len(context.cash)) * (BANKER_LEAD if context.leading(seat) else BANKER_TRAILING)
     if kind == ASSISTANT:
-        return 2.0
+        return ASSISTANT_VALUE
     return 0.0

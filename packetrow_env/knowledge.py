@@ -71,6 +71,11 @@ def location_view(num_players: int, observer: int, mode: str) -> np.ndarray:
     return view
 
 
+def hides_held_starting_contracts(mode: str) -> bool:
+    """Whether ``mode`` hides an opponent's starting contract while he holds it, not staged (all but ``full``)."""
+    return check_mode(mode) != "full"
+
+
 def starting_contracts(state, cards, observer: int, mode: str) -> tuple[list[int], list[int | None]]:
     """(the starting contracts ``observer`` cannot locate, per seat whether he still holds his: 1, 0 or None).
 
@@ -85,7 +90,7 @@ def starting_contracts(state, cards, observer: int, mode: str) -> tuple[list[int
     starts = state.starting_contract[:n].tolist()
     where = location[starts].tolist()
     holds = [int(where[q] == HAND + q) for q in range(n)]
-    if mode == "full":
+    if not hides_held_starting_contracts(mode):
         return [], holds
     pending = state.pending
     hidden = [starts[q] for q in range(n) if q != observer and holds[q] and starts[q] not in pending]
@@ -99,7 +104,7 @@ def starting_contracts(state, cards, observer: int, mode: str) -> tuple[list[int
 
 def hidden_starting_seats(state, observer: int, mode: str) -> list[int]:
     """Opponents whose starting contract ``observer`` cannot locate: they hold it and it is not staged."""
-    if mode == "full":
+    if not hides_held_starting_contracts(mode):
         return []
     n = state.num_players
     starts = state.starting_contract[:n].tolist()
@@ -163,5 +168,6 @@ def unseen(state, cards, observer: int, mode: str = "tracked") -> list[int]:
 
 
 __all__ = ["DECK_CONTENTS_MODES", "MODES", "OPPONENT_HAND_MODES", "UNKNOWN", "check_mode", "check_observer",
-           "deck_contents", "hidden_cards", "hidden_starting_seats", "holds_starting_contract", "known_hand",
+           "deck_contents", "hidden_cards", "hidden_starting_seats", "hides_held_starting_contracts",
+           "holds_starting_contract", "known_hand",
            "known_hands", "known_locations", "location_view", "starting_contracts", "unseen"]

@@ -118,5 +118,18 @@ def time_left(state, cards, floor: float) -> float:
     return min(1.0, max(floor, 1.5 * deck_left(state, cards)))
 
 
-__all__ = ["REWARD_MODES", "banker_points", "banker_points_batch", "deck_left", "final_rewards", "final_rewards_batch", "leader_banker_points", "rank_rewards",
-           "ranks", "score_keys", "time_left"]
+def deck_left_batch(deck_top: np.ndarray, deck_end: np.ndarray, num_players: np.ndarray, cards) -> np.ndarray:
+    """``deck_left`` of many games: deck_top and deck_end int[B, 4], num_players int[B] -> float64[B]."""
+    left = np.sort((deck_end.astype(np.int64) - deck_top) / np.maximum(1, cards.deck_sizes), axis=1)
+    threshold = np.array([END_THRESHOLD.get(n, 1) for n in range(max(END_THRESHOLD) + 1)])
+    return left[np.arange(len(left)), threshold[np.asarray(num_players, dtype=np.int64)] - 1]
+
+
+def time_left_batch(deck_top: np.ndarray, deck_end: np.ndarray, num_players: np.ndarray, cards,
+                    floor: float) -> np.ndarray:
+    """``time_left`` of many games (the same arithmetic, so the same float64 values): float64[B]."""
+    return np.minimum(1.0, np.maximum(floor, 1.5 * deck_left_batch(deck_top, deck_end, num_players, cards)))
+
+
+__all__ = ["REWARD_MODES", "banker_points", "banker_points_batch", "deck_left", "deck_left_batch", "final_rewards", "final_rewards_batch", "leader_banker_points", "rank_rewards",
+           "ranks", "score_keys", "time_left", "time_left_batch"]
