@@ -63,3 +63,43 @@ def test_a_pool_of_snapshots_only_deals_after_the_first_snapshot():
     obs = env.reset()
     assert obs.shape == (4, env.observation_space.shape[0])
     assert all(entry[0] == "snapshot" for entry in env.opponents.entries)
+
+
+def test_heuristic_opponents_move_by_one_compiled_call_per_group(monkeypatch):
+    """Heuristic opponents (any threshold) are moved by packetrow_agents.heuristic_batch, one call per group and
+    step, never game by game: each waiting game gets HeuristicAgent's action on its seat's view (or, at a tie,
+    one of the agent's tied options)."""
+    import packetrow_train.vec_selfplay as vec_selfplay
+    from packetrow_agents.heuristic import TIE
+    from packetrow_env.seat_view import SeatView
+    from tests.test_heuristic_batch import RecordingHeuristic
+
+    kernel = vec_selfplay.heuristic_actions
+    agents = {}
+    calls = []
+
+    def checked(games, rows, mode, rng, threshold, masks):
+        out = kernel(games, rows, mode, rng, threshold, masks)
+        calls.append((len(rows), threshold))
+        agent = agents.setdefault(threshold, RecordingHeuristic(threshold=threshold))
+        for k, i in enumerate(rows.tolist()):
+            game = games.game(i)
+            agent.options = None
+            action = agent.act(SeatView(game, game.current_player, mode))
+            if agent.options is None:
+                assert out[k] == action
+            else:
+                best = max(v for _, v in agent.options)
+                assert out[k] in [a for a, v in agent.options if v >= best - TIE]
+        return out
+
+    monkeypatch.setattr(vec_selfplay, "heuristic_actions", checked)
+    monkeypatch.setattr(vec_selfplay, "SeatView", None)  # the one-game path would fail
+    env = make_env({"heuristic": 1.0, "heuristic:threshold=2": 1.0}, num_envs=8, num_players=(2, 3, 4, 5))
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        env.step_async(random_legal(env.action_masks(), rng))
+        env.step_wait()
+    assert {threshold for _, threshold in calls} == {0.0, 2.0}
+    assert max(size for size, _ in calls) > 1  # groups of several games in one call

@@ -2,9 +2,11 @@
 
 Each slot is one game with one learner seat (``packetrow_env.vector.learner.LearnerGames``); the other seats
 are drawn per game from an ``OpponentPool`` and moved batched by ``PoolOpponents``: all waiting games of one
-snapshot policy in one numpy forward, random opponents in one numpy draw, scripted agents (the heuristic)
-one game at a time (they read a ``SeatView`` of a ``Game``: the one per-game cost left, so give them the
-share the measured throughput allows, benchmarks/training_speed.py).
+snapshot policy in one numpy forward, random opponents in one numpy draw, the heuristic (``HeuristicAgent``,
+any threshold) in one compiled call over its games (``packetrow_agents.heuristic_batch``: the agent's own
+action on each seat's view), and other scripted agents one game at a time (they read a ``SeatView`` of a
+``Game``: the one per-game cost left, so give them the share the measured throughput allows,
+benchmarks/training_speed.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
+from packetrow_agents.heuristic import HeuristicAgent
+from packetrow_agents.heuristic_batch import heuristic_actions
 from packetrow_agents.policy import NumpyPolicy
 from packetrow_agents.registry import make_agent
 from packetrow_env.seat_view import SeatView
@@ -81,6 +85,9 @@ class PoolOpponents:
                                              self.pool.deterministic)
             elif entry[0] == "random":
                 out[group] = random_legal(masks[group], self.rng)
+            elif type(entry[2]) is HeuristicAgent:  # exactly the documented agent (a subclass may play otherwise)
+                out[group] = heuristic_actions(games, rows[group], self.observation_mode, self.rng,
+                                               entry[2].threshold, masks[group])
             else:
                 agent = entry[2]
                 for k in group.tolist():
