@@ -79,11 +79,10 @@ def heuristic_actions(games: VectorGame, rows, mode: str = "tracked", rng=None, 
     cards = games.cards
     times = time_left_batch(b.deck_top[rows], b.deck_end[rows], b.num_players[rows], cards, h.TIME_FLOOR)
     draws = rng.random(len(rows))
-    powers, flexibility, lead = _catalogue_constants(cards)
-    params = np.array([getattr(h, name) for name in PARAMETERS] + [h.HeuristicAgent.rival_weight, threshold])
+    contract_ids, powers, flexibility, lead = _catalogue_constants(cards)
     out = np.empty(len(rows), np.int64)
-    _actions(b, table(cards), np.ascontiguousarray(cards.contract_ids, dtype=np.int64), masks, rows,
-             _sees(mode), hides_held_starting_contracts(mode), times, draws, params, flexibility, powers, lead, out)
+    _actions(b, table(cards), contract_ids, masks, rows, _sees(mode), hides_held_starting_contracts(mode), times,
+             draws, _parameters(threshold), flexibility, powers, lead, out)
     return out
 
 
@@ -126,19 +125,29 @@ def _check_rng(rng) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+@lru_cache(maxsize=64)
+def _parameters(threshold: float) -> np.ndarray:
+    """The agent's constants (``PARAMETERS``), its rival weight and ``threshold``, as the kernel reads them."""
+    out = np.array([getattr(h, name) for name in PARAMETERS] + [h.HeuristicAgent.rival_weight, threshold],
+                   dtype=np.float64)
+    out.flags.writeable = False
+    return out
+
+
 @lru_cache(maxsize=8)
-def _catalogue_constants(cards: Catalogue) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(MISSING_UNIT ** k for every k a hand can miss, computed by Python as the agent does; FLEXIBILITY per
-    kind; leader_banker_points per player count)."""
+def _catalogue_constants(cards: Catalogue) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(the contract ids by number; MISSING_UNIT ** k for every k a hand can miss, computed by Python as the
+    agent does; FLEXIBILITY per kind; leader_banker_points per player count)."""
     contracts = cards.kind == CONTRACT
     most_missing = int(cards.quantity[contracts].sum())
     powers = np.array([h.MISSING_UNIT ** k for k in range(most_missing + 1)], dtype=np.float64)
     flexibility = np.array([h.FLEXIBILITY.get(kind, 0.0) for kind in range(len(KINDS))], dtype=np.float64)
     lead = np.array([leader_banker_points(n) if n >= MIN_PLAYERS else 0 for n in range(MAX_PLAYERS + 1)],
                     dtype=np.int64)
-    for array in (powers, flexibility, lead):
+    contract_ids = np.array(cards.contract_ids, dtype=np.int64)
+    for array in (contract_ids, powers, flexibility, lead):
         array.flags.writeable = False
-    return powers, flexibility, lead
+    return contract_ids, powers, flexibility, lead
 
 
 @lru_cache(maxsize=None)

@@ -103,6 +103,10 @@ def final_rewards_batch(vp: np.ndarray, cash: np.ndarray, num_players: np.ndarra
     return np.where(seats, out, 0).astype(np.float32)
 
 
+# per player count: the index of the clock's deck among the decks sorted by the share left (deck_left)
+_CLOCK_DECK = np.array([END_THRESHOLD.get(n, 1) - 1 for n in range(max(END_THRESHOLD) + 1)], dtype=np.int64)
+
+
 def deck_left(state, cards) -> float:
     """The game clock: the share of its full deck left in the board that ends the game first (R-END-1), 1 to 0.
 
@@ -120,9 +124,9 @@ def time_left(state, cards, floor: float) -> float:
 
 def deck_left_batch(deck_top: np.ndarray, deck_end: np.ndarray, num_players: np.ndarray, cards) -> np.ndarray:
     """``deck_left`` of many games: deck_top and deck_end int[B, 4], num_players int[B] -> float64[B]."""
-    left = np.sort((deck_end.astype(np.int64) - deck_top) / np.maximum(1, cards.deck_sizes), axis=1)
-    threshold = np.array([END_THRESHOLD.get(n, 1) for n in range(max(END_THRESHOLD) + 1)])
-    return left[np.arange(len(left)), threshold[np.asarray(num_players, dtype=np.int64)] - 1]
+    left = (deck_end.astype(np.int64) - deck_top) / np.maximum(1, cards.deck_sizes)
+    left.sort(axis=1)
+    return left[np.arange(len(left)), _CLOCK_DECK[num_players]]
 
 
 def time_left_batch(deck_top: np.ndarray, deck_end: np.ndarray, num_players: np.ndarray, cards,

@@ -132,3 +132,19 @@ def test_clock_runs_from_one_to_zero():
     game = play(4, 0, 10_000)
     assert game.is_over and scoring.deck_left(game.state, game.cards) == 0.0
     assert scoring.time_left(game.state, game.cards, floor=0.15) == 0.15
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.tuples(st.integers(2, 5), st.integers(0, 2**31 - 1), st.integers(0, 400)), min_size=1, max_size=6),
+       st.sampled_from([0.0, 0.15, 0.5]))
+def test_the_batch_clock_equals_the_clock(positions, floor):
+    """deck_left_batch and time_left_batch give deck_left's and time_left's float64 values, game by game."""
+    games = [random_play(Game.new(n, seed=seed), steps, seed) for n, seed, steps in positions]
+    top = np.array([g.state.deck_top for g in games], dtype=np.int16)
+    end = np.array([g.state.deck_end for g in games], dtype=np.int16)
+    counts = np.array([g.num_players for g in games], dtype=np.int8)
+    cards = games[0].cards
+    assert scoring.deck_left_batch(top, end, counts, cards).tolist() == [scoring.deck_left(g.state, cards)
+                                                                         for g in games]
+    assert scoring.time_left_batch(top, end, counts, cards, floor).tolist() == [
+        scoring.time_left(g.state, cards, floor) for g in games]
