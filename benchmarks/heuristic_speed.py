@@ -162,7 +162,8 @@ def main():
           f"Python {platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}; load average "
           f"{load}{'; ' + args.note if args.note else ''}. Mode {args.mode}, {args.positions} mid-game positions "
           "per player count; microseconds per move, best of 3.\n")
-    print("| players | batch | heuristic_actions | HeuristicAgent.act | with VectorGame.game(i) | speed-up |")
+    print("| players | batch | heuristic_actions | HeuristicAgent.act | with VectorGame.game(i) "
+          "| speed-up over game(i) + act |")
     print("|---:|---:|---:|---:|---:|---:|")
     for n in args.players:
         games = mid_game_positions(n, args.positions, args.seed + n)

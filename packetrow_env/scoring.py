@@ -135,5 +135,6 @@ def time_left_batch(deck_top: np.ndarray, deck_end: np.ndarray, num_players: np.
     return np.minimum(1.0, np.maximum(floor, 1.5 * deck_left_batch(deck_top, deck_end, num_players, cards)))
 
 
-__all__ = ["REWARD_MODES", "banker_points", "banker_points_batch", "deck_left", "deck_left_batch", "final_rewards", "final_rewards_batch", "leader_banker_points", "rank_rewards",
-           "ranks", "score_keys", "time_left", "time_left_batch"]
+__all__ = ["REWARD_MODES", "banker_points", "banker_points_batch", "deck_left", "deck_left_batch", "final_rewards",
+           "final_rewards_batch", "leader_banker_points", "rank_rewards", "ranks", "score_keys", "time_left",
+           "time_left_batch"]
