@@ -285,7 +285,7 @@ def export_policy(model, observation_mode: str | None = None, metadata: dict | N
         raise ModelFormatError(f"cannot export a policy with a {name} features extractor; the numpy policy runs "
                                "FlattenExtractor (MlpPolicy) and CompactExtractor networks")
     weights, biases, activations = [], [], set()
-    shared = extractor.shared_layer() if name == "CompactExtractor" else None
+    shared = extractor.first_layer() if name == "CompactExtractor" else None
     if shared is not None:  # the extractor's own first layer, on the features the numpy input stage computes
         weights.append(shared[0])
         biases.append(shared[1])

@@ -83,8 +83,8 @@ def test_shared_first_layer_equals_a_linear_layer_on_the_concatenation():
     assert shared.features_dim == 16
     obs = torch.as_tensor(observations()[0])
     concatenated = plain(obs)  # embeddings first, then the plain floats
-    weight, bias = shared.shared_layer()
-    assert plain.shared_layer() is None and weight.shape == (plain.features_dim, 16)
+    weight, bias = shared.first_layer()
+    assert plain.first_layer() is None and weight.shape == (plain.features_dim, 16)
     expected = np.tanh(concatenated.detach().numpy() @ weight + bias)
     np.testing.assert_allclose(shared(obs).detach().numpy(), expected, rtol=1e-5, atol=1e-5)
 

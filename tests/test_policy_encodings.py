@@ -187,10 +187,11 @@ def test_a_compact_agent_reads_the_vector_of_a_view_without_a_game():
 
 
 # --------------------------------------------------------------------------- export from SB3
-@pytest.mark.parametrize("encoding, shared", [("onehot", 0), ("compact", 0), ("compact", 24)])
-def test_export_matches_the_torch_policy_on_real_observations(encoding, shared, tmp_path):
+@pytest.mark.parametrize("encoding, first, share", [("onehot", 0, True), ("compact", 0, True), ("compact", 24, True),
+                                                     ("compact", 24, False)])
+def test_export_matches_the_torch_policy_on_real_observations(encoding, first, share, tmp_path):
     """The numpy logits and probabilities equal MaskablePPO's (after an update) on real positions of 2-5 players,
-    also with the compact extractor's shared first layer (ppo.shared_layer)."""
+    also with the compact extractor's first layer (ppo.extractor_layer), shared by both networks or one each."""
     torch = pytest.importorskip("torch")
     gym = pytest.importorskip("gymnasium")
     pytest.importorskip("sb3_contrib")
@@ -222,18 +223,18 @@ def test_export_matches_the_torch_policy_on_real_observations(encoding, shared, 
 
     kwargs = {"net_arch": [32, 16]}
     if encoding == "compact":
-        kwargs = compact_policy_kwargs(embed_dim=4, hidden=shared, **kwargs)
+        kwargs = compact_policy_kwargs(embed_dim=4, hidden=first, share_features_extractor=share, **kwargs)
     model = MaskablePPO("MlpPolicy", AllSeats(), n_steps=64, batch_size=64, n_epochs=1, learning_rate=0.01, seed=0,
                         device="cpu", policy_kwargs=kwargs)
     model.learn(64)
     policy = load_policy(export_policy(model, "tracked", {"observation_encoding": encoding}).save(tmp_path / "p.npz"))
     assert policy.observation_encoding == encoding and policy.observation_size == size_of(encoding)
-    assert [w.shape[1] for w in policy.weights] == [shared] * bool(shared) + [32, 16]
+    assert [w.shape[1] for w in policy.weights] == [first] * bool(first) + [32, 16]
     assert policy.metadata["num_timesteps"] == 64
     obs, masks = positions(encoding, 16)
     with torch.no_grad():
         tensor = torch.as_tensor(obs)
-        features = model.policy.extract_features(tensor, model.policy.pi_features_extractor)
+        features = model.policy.pi_features_extractor(tensor)  # a Box observation needs no preprocessing
         logits = model.policy.action_net(model.policy.mlp_extractor.forward_actor(features)).numpy()
         probabilities = model.policy.get_distribution(tensor, action_masks=masks).distribution.probs.numpy()
     np.testing.assert_allclose(policy.logits(obs), logits, rtol=1e-4, atol=1e-5)

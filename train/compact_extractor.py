@@ -7,13 +7,15 @@ with the other floats, which it passes through unchanged:
     from packetrow_train.compact_extractor import compact_policy_kwargs
     model = MaskablePPO("MlpPolicy", env, policy_kwargs=compact_policy_kwargs(net_arch=[128, 128]))
 
-With ``hidden`` > 0 it also computes the first hidden layer, shared by the policy and the value network, as
+With ``hidden`` > 0 it also computes the first hidden layer (shared by the policy and the value network,
+or one each with SB3's ``share_features_extractor=False``: the training config's ``ppo.share_extractor``) as
 two linear maps (of the plain floats and of the embeddings) added: the same function as a linear layer on
 the concatenation, but the gradient is never taken with respect to the plain floats. Measured (benchmarks/
 observation_sizes.py): a trainable embedding feeding SB3's own first layers makes torch compute that input
 gradient over all ~870 features, twice (policy and value), which cost a third of the learner's speed.
 
     compact_policy_kwargs(hidden=128, net_arch=[128])   # a 128-128 network whose first layer is shared
+    compact_policy_kwargs(hidden=128, net_arch=[128], share_features_extractor=False)  # one first layer each
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ class CompactExtractor(BaseFeaturesExtractor):
             return self.activation(self.rest_layer(rest) + self.embedded_layer(embedded))
         return torch.cat([embedded, rest], dim=1)
 
-    def shared_layer(self) -> tuple[np.ndarray, np.ndarray] | None:
+    def first_layer(self) -> tuple[np.ndarray, np.ndarray] | None:
         """With ``hidden``: the first layer as one (weight float32[features, hidden], bias) on the features of
         the ``hidden=0`` extractor (embeddings in order, then the plain floats), for exports; else None."""
         if not self.hidden:

@@ -115,7 +115,8 @@ class PPOConfig:
     max_grad_norm: float = 0.5
     net_arch: list = field(default_factory=lambda: [64, 64])  # hidden layers of both the policy and value nets
     activation: str = "tanh"
-    shared_layer: int = 0  # compact only: width of a first hidden layer shared by both nets (0: none)
+    extractor_layer: int = 0  # compact only: width of the first hidden layer, computed in the extractor (0: none)
+    share_extractor: bool = True  # the policy and value networks share the extractor (embedding, extractor_layer)
 
 
 @dataclass
@@ -199,7 +200,7 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
                                   ("ppo.ent_coef", config.ppo.ent_coef, True),
                                   ("ppo.vf_coef", config.ppo.vf_coef, True),
                                   ("ppo.max_grad_norm", config.ppo.max_grad_norm, False),
-                                  ("ppo.shared_layer", config.ppo.shared_layer, True),
+                                  ("ppo.extractor_layer", config.ppo.extractor_layer, True),
                                   ("eval.every", config.eval.every, True), ("eval.games", config.eval.games, False),
                                   ("eval.final_games", config.eval.final_games, True),
                                   ("eval.workers", config.eval.workers, False),
@@ -223,8 +224,8 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
     if config.env.observation_encoding != "onehot" and config.env.vec_env != "batched":
         raise ConfigError(f"{source}: env.observation_encoding {config.env.observation_encoding!r} needs env.vec_env "
                           "'batched' (the one-game envs give the onehot encoding)")
-    if config.ppo.shared_layer and config.env.observation_encoding != "compact":
-        raise ConfigError(f"{source}: ppo.shared_layer ({config.ppo.shared_layer}) needs env.observation_encoding "
+    if config.ppo.extractor_layer and config.env.observation_encoding != "compact":
+        raise ConfigError(f"{source}: ppo.extractor_layer ({config.ppo.extractor_layer}) needs env.observation_encoding "
                           "'compact' (it is the compact extractor's layer); use 0 with the onehot encoding")
     choice("ppo.activation", config.ppo.activation, ACTIVATIONS)
     choice("ppo.lr_schedule", config.ppo.lr_schedule, LR_SCHEDULES)
@@ -536,7 +537,8 @@ def _policy_kwargs(config: TrainConfig) -> dict:
     kwargs = {"net_arch": list(config.ppo.net_arch), "activation_fn": activation}
     if config.env.observation_encoding == "compact":
         from .compact_extractor import compact_policy_kwargs
-        kwargs = compact_policy_kwargs(hidden=config.ppo.shared_layer, **kwargs)
+        kwargs = compact_policy_kwargs(hidden=config.ppo.extractor_layer, **kwargs)
+    kwargs["share_features_extractor"] = config.ppo.share_extractor
     return kwargs
 
 
