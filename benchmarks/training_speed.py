@@ -44,14 +44,19 @@ MIXTURES = {
 }
 
 
-STACKS = {"batched": {}, "dummy": {"vec_env": "dummy", "observation_encoding": "onehot", "n_envs": 8}}
+STACKS = ("batched", "dummy")
 
 
 def training_rate(mixture: dict | None, steps: int, stack: str, num_players: list[int], threads: int = 1) -> float:
     """Learner steps per second of a short training run against ``mixture`` on ``stack``."""
     data = yaml.safe_load(QUICK.read_text())
     data.update(total_timesteps=steps, torch_threads=threads)
-    data["env"].update(num_players=num_players, **STACKS[stack])
+    data["env"]["num_players"] = num_players
+    if stack == "dummy":  # one-hot observations: quick.yaml's extractor layer becomes the MLP's first layer
+        ppo = data["ppo"]
+        ppo["net_arch"] = [ppo["extractor_layer"]] * bool(ppo["extractor_layer"]) + ppo["net_arch"]
+        ppo.update(extractor_layer=0, share_extractor=True)
+        data["env"].update(vec_env="dummy", observation_encoding="onehot", n_envs=8)
     envs = data["env"]["n_envs"]
     if mixture is not None:
         data["pool"]["mixture"] = mixture

@@ -92,6 +92,8 @@ def test_stop_ends_training_after_the_evaluation_it_accepts(tmp_path):
     result = train(config_from_dict(tiny(total_timesteps=8192)), out=tmp_path / "run", stop=stop)
     assert len(seen) == 1 and seen[0] == [("heuristic", 2), ("heuristic", 3), ("random", 2), ("random", 3)]
     assert 1024 <= result.model.num_timesteps < 2048  # the rollout that reached the evaluation, not 8192
+    import torch
+    assert torch.distributions.Distribution._validate_args  # switched off for the run only
 
 
 def test_eval_rows_keep_an_older_files_columns(tmp_path):

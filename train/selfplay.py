@@ -671,6 +671,10 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
     start_timesteps = 0
     vec_env = make_vec_env(config)
     tensorboard = str(out / "tb") if config.log.tensorboard else None
+    # torch's distribution argument checks cost about 5% of the learner's time (measured) and check what
+    # masked logits always are; they are switched back on after the run
+    validate = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(False)
     try:
         if resume is None:
             model = MaskablePPO("MlpPolicy", vec_env, policy_kwargs=_policy_kwargs(config), tensorboard_log=tensorboard,
@@ -718,6 +722,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
             callback.logger.dump(model.num_timesteps)
     finally:
         vec_env.close()
+        torch.distributions.Distribution.set_default_validate_args(validate)
     return TrainResult(model, out, model_path, npz_path, evaluation, callback, time.perf_counter() - started,
                        start_timesteps)
 
