@@ -177,6 +177,7 @@ def test_resume_continues_the_step_count(run, tmp_path, capsys):
 def test_subprocess_envs_get_the_snapshots(tmp_path):
     data = tiny(total_timesteps=1024)
     data["env"].update(vec_env="subproc", n_envs=2, observation_encoding="onehot")
+    data["ppo"].update(extractor_layer=0, share_extractor=True)  # the compact extractor's layer needs compact
     data["pool"].update(snapshot_every=256, mixture={"latest": 1.0})
     data["eval"].update(every=0, final_games=0)
     data["log"].update(tensorboard=False)
