@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from packetrow_agents.heuristic import HeuristicAgent, choose_payment
-from packetrow_agents.policy import PolicyAgent
+from packetrow_agents.policy import NumpyPolicy, PolicyAgent
 from packetrow_env import actions, payment
 from packetrow_env.engine import Game, IllegalActionError
 from packetrow_env.observation import OPTION_FEATURES, ROUND_SCALE_V0, encoder
@@ -217,9 +217,17 @@ def test_R_SHIP_7_the_heuristic_keeps_the_ship_its_other_contract_needs():
     assert action == actions.PAY + game.payment_options().index(SPAIN_OPTION)
 
 
+def v0_policy(seed: int = 0) -> NumpyPolicy:
+    """A policy of the v0 layout (48 outputs, the v0 observation), as models trained before rules v1 are."""
+    rng = np.random.default_rng(seed)
+    return NumpyPolicy([rng.normal(size=(encoder().v0_size, 16)).astype(np.float32)], [np.zeros(16, np.float32)],
+                       rng.normal(size=(16, actions.NUM_ACTIONS_V0)).astype(np.float32),
+                       np.zeros(actions.NUM_ACTIONS_V0, np.float32))
+
+
 def test_a_v0_policy_pays_as_the_heuristic_and_otherwise_reads_the_v0_observation():
-    """The shipped policy has 48 outputs and reads the v0 observation: it plays v1 games to the end."""
-    agent = PolicyAgent.load()
+    """A policy of 48 outputs reading the v0 observation (trained under rules v0) plays v1 games to the end."""
+    agent = PolicyAgent(policy=v0_policy())
     assert agent.policy.num_actions == actions.NUM_ACTIONS_V0 and agent.policy.observation_size == encoder().v0_size
     game = staged_and_shipped()
     enc = encoder()

@@ -538,7 +538,8 @@ def _policy_kwargs(config: TrainConfig) -> dict:
     if config.env.observation_encoding == "compact":
         from .compact_extractor import compact_policy_kwargs
         kwargs = compact_policy_kwargs(hidden=config.ppo.extractor_layer, **kwargs)
-    kwargs["share_features_extractor"] = config.ppo.share_extractor
+    if not config.ppo.share_extractor:  # only then: checkpoints of runs before the key keep loading
+        kwargs["share_features_extractor"] = False
     return kwargs
 
 
