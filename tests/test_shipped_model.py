@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
 import pytest
 import yaml
 
@@ -16,15 +17,33 @@ from tests.test_terminal import Script
 from packetrow_train import cli
 from packetrow_train.tournament import run_tournament
 
-CONFIG = SHIPPED_MODEL.parent.parent / "configs" / "ppo_packetrow.yaml"
+CONFIGS = SHIPPED_MODEL.parent.parent / "configs"
 
 
 def test_the_shipped_model_is_small_and_names_its_committed_config():
+    """Its last training phase's config is committed (phase 2 resumes phase 1's, configs/ppo_packetrow.yaml)."""
     assert SHIPPED_MODEL.stat().st_size < 5 * 2**20
     agent = PolicyAgent.load()
-    config = yaml.safe_load(CONFIG.read_text())
-    assert agent.metadata["config_name"] == config["name"]
-    assert agent.observation_mode == config["env"]["observation_mode"]
+    config = yaml.safe_load((CONFIGS / f"{agent.metadata['config_name']}.yaml").read_text())
+    first = yaml.safe_load((CONFIGS / "ppo_packetrow.yaml").read_text())
+    assert agent.metadata["config_name"] == config["name"] == "ppo_packetrow_finetune"
+    assert agent.observation_mode == config["env"]["observation_mode"] == first["env"]["observation_mode"]
+    assert agent.observation_encoding == config["env"]["observation_encoding"] == "compact"
+    assert config["ppo"]["net_arch"] == first["ppo"]["net_arch"]  # phase 2 resumed phase 1's network
+
+
+def test_R_SHIP_7_the_shipped_agent_chooses_its_payments():
+    """Trained under rules v1: one output per action of the v1 layout, pay actions included, none borrowed."""
+    from packetrow_env import actions
+    from tests.test_rules_pay import staged_and_shipped
+
+    agent = PolicyAgent.load()
+    assert agent.policy.num_actions == actions.NUM_ACTIONS
+    game = staged_and_shipped()
+    view = SeatView(game)
+    mask = game.legal_action_mask()
+    logits = agent.policy.logits(view.compact_observation(agent.observation_mode))
+    assert agent.act(view) == int(np.argmax(np.where(mask, logits, -np.inf))) >= actions.PAY
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5])
