@@ -285,10 +285,10 @@ def export_policy(model, observation_mode: str | None = None, metadata: dict | N
         raise ModelFormatError(f"cannot export a policy with a {name} features extractor; the numpy policy runs "
                                "FlattenExtractor (MlpPolicy) and CompactExtractor networks")
     weights, biases, activations = [], [], set()
-    shared = extractor.first_layer() if name == "CompactExtractor" else None
-    if shared is not None:  # the extractor's own first layer, on the features the numpy input stage computes
-        weights.append(shared[0])
-        biases.append(shared[1])
+    first = extractor.first_layer() if name == "CompactExtractor" else None
+    if first is not None:  # the extractor's own first layer, on the features the numpy input stage computes
+        weights.append(first[0])
+        biases.append(first[1])
         activations.add({torch.nn.Tanh: "tanh", torch.nn.ReLU: "relu"}.get(type(extractor.activation), "other"))
     for module in policy.mlp_extractor.policy_net:
         if isinstance(module, torch.nn.Linear):
