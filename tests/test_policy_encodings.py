@@ -113,8 +113,11 @@ def test_save_and_load_keep_the_encoding(encoding, tmp_path):
     np.testing.assert_array_equal(loaded.logits(obs), policy.logits(obs))
 
 
-def test_format_1_files_without_an_encoding_load_as_onehot():
-    policy = load_policy()  # the shipped model: format 1, written before observation_encoding existed
+def test_format_1_files_without_an_encoding_load_as_onehot(tmp_path):
+    """A format-1 file written before observation_encoding existed (as the rules-v0 shipped model was)."""
+    path = random_policy("onehot").save(tmp_path / "old.npz")
+    rewrite(path, lambda arrays, meta: (meta.pop("observation_encoding", None), meta.update(format_version=1)))
+    policy = load_policy(path)
     assert policy.observation_encoding == "onehot" and "observation_encoding" not in policy.metadata
     assert policy.observation_size == (policy.weights[0] if policy.weights else policy.action_weight).shape[0]
 
