@@ -117,9 +117,12 @@ def deck_left(state, cards) -> float:
     return float(left[END_THRESHOLD[state.num_players] - 1])
 
 
+TIME_SCALE = 1.5  # time_left: the clock's weight on unfinished plans runs at 1 until a third of the deck is gone
+
+
 def time_left(state, cards, floor: float) -> float:
-    """The clock as the agents weigh unfinished plans: 1.5 x ``deck_left``, clipped to [floor, 1]."""
-    return min(1.0, max(floor, 1.5 * deck_left(state, cards)))
+    """The clock as the agents weigh unfinished plans: TIME_SCALE x ``deck_left``, clipped to [floor, 1]."""
+    return min(1.0, max(floor, TIME_SCALE * deck_left(state, cards)))
 
 
 def deck_left_batch(deck_top: np.ndarray, deck_end: np.ndarray, num_players: np.ndarray, cards) -> np.ndarray:
@@ -132,7 +135,7 @@ def deck_left_batch(deck_top: np.ndarray, deck_end: np.ndarray, num_players: np.
 def time_left_batch(deck_top: np.ndarray, deck_end: np.ndarray, num_players: np.ndarray, cards,
                     floor: float) -> np.ndarray:
     """``time_left`` of many games (the same arithmetic, so the same float64 values): float64[B]."""
-    return np.minimum(1.0, np.maximum(floor, 1.5 * deck_left_batch(deck_top, deck_end, num_players, cards)))
+    return np.minimum(1.0, np.maximum(floor, TIME_SCALE * deck_left_batch(deck_top, deck_end, num_players, cards)))
 
 
 __all__ = ["REWARD_MODES", "banker_points", "banker_points_batch", "deck_left", "deck_left_batch", "final_rewards",

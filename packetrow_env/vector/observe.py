@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from ..cards import DESTINATIONS, Catalogue, resolve
-from ..knowledge import check_mode
+from ..knowledge import OPPONENT_HAND_MODES, check_mode, hides_held_starting_contracts
 from ..observation import (_BLOCK_ROWS, _DECK_ROWS, _TRASH_ROW, _UNSEEN_ROW, CASH_SCALE, OPTION_FEATURES, ROUND_HALF,
                            SEAT_FEATURES, encoder)
 from ..state import CURRENT, FUTURE, HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, NUM_BOARDS, NUM_LOCATIONS, OVER, PAY
@@ -69,8 +69,8 @@ class BatchEncoder:
             "num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes", "seats",
             "holds_starting_contract", "ships", "pending_shipment", "current_supply", "paying", "payment_options")]
             + [enc.size, block + _UNSEEN_ROW * f,
-               mode != "full",  # hides opponents' held starting contracts (R-INFO-3)
-               mode != "table"],  # knows whether opponents still hold theirs
+               hides_held_starting_contracts(mode),  # R-INFO-3
+               mode in OPPONENT_HAND_MODES],  # knows whether opponents still hold theirs
             dtype=np.int64)
 
     def encode(self, batch: Batch, seats, out: np.ndarray, rows=None, packed: bool = False) -> np.ndarray:
@@ -78,10 +78,7 @@ class BatchEncoder:
         (default all games) into ``out[i]`` (float32[B, size]; other rows are left alone), or with ``packed``
         into ``out[j]`` for ``i = rows[j]`` (float32[len(rows), size]). Returns ``out``."""
         num_games = len(batch.num_players)
-        seats = np.asarray(seats)
-        if seats.shape != (num_games,) or seats.dtype.kind not in "iu":
-            raise ValueError(f"seats must hold one integer seat per game ({num_games}), got {seats.dtype} "
-                             f"of shape {seats.shape}")
+        seats = check_seats(seats, num_games)
         if rows is None:
             rows = self._all_rows.get(num_games)
             if rows is None:
@@ -90,11 +87,7 @@ class BatchEncoder:
             rows = np.asarray(rows, dtype=np.int64)
             if rows.ndim != 1:
                 raise ValueError(f"rows must be a list of game indices from 0 to {num_games - 1}")
-        shape = (len(rows) if packed else num_games, self.size)
-        if not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != shape \
-                or not out.flags.c_contiguous or not out.flags.writeable:
-            raise ValueError(f"out must be a writeable C-contiguous float32 array of shape {shape}, "
-                             f"got {getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+        check_out(out, (len(rows) if packed else num_games, self.size))
         bad_row, bad_seat = _encode(batch, seats.astype(np.int64, copy=False), out, rows, packed, self._count_at,
                                     self._ship_at, self._supply_at, self._type_of, self._ship_ids,
                                     self._ship_destination, self._contract_number, self._option_rows, self._offsets)
@@ -105,6 +98,23 @@ class BatchEncoder:
             raise ValueError(f"game {i}: seat {int(seats[i])} is not a seat of a {int(batch.num_players[i])}-player "
                              "game (seats are 0 to num_players - 1, or -1 for zeros)")
         return out
+
+
+def check_seats(seats, num_games: int) -> np.ndarray:
+    """``seats`` as an array of one integer seat per game, or a ValueError saying so (both batch encoders)."""
+    seats = np.asarray(seats)
+    if seats.shape != (num_games,) or seats.dtype.kind not in "iu":
+        raise ValueError(f"seats must hold one integer seat per game ({num_games}), got {seats.dtype} "
+                         f"of shape {seats.shape}")
+    return seats
+
+
+def check_out(out, shape: tuple[int, int]) -> None:
+    """A ValueError unless ``out`` is a writeable C-contiguous float32 array of ``shape`` (both batch encoders)."""
+    if not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != shape \
+            or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError(f"out must be a writeable C-contiguous float32 array of shape {shape}, "
+                         f"got {getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
 
 
 @numba.njit(cache=True)

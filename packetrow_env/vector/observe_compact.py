@@ -25,6 +25,7 @@ from ..state import (DECK, DISCARD, HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, NU
                      SHIPS)
 from . import tables
 from .batch import Batch
+from .observe import check_out, check_seats
 
 # Offsets passed to the kernel, in this order.
 _OFFSETS = ("num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes", "seats",
@@ -83,7 +84,7 @@ class CompactBatchEncoder:
                         dest[loc] = deck_at[seen - DECK]
         self._option_rows = compact._option_rows
         # knowledge.starting_contracts: which opponents' held starting contracts are hidden, whose holds are known.
-        self._hides_starts = mode != "full"
+        self._hides_starts = knowledge.hides_held_starting_contracts(mode)
         self._holds_known = mode in OPPONENT_HAND_MODES
 
     def encode(self, batch: Batch, seats, out: np.ndarray, rows=None, packed: bool = False) -> np.ndarray:
@@ -91,18 +92,11 @@ class CompactBatchEncoder:
         ``rows`` (default all games) into ``out[i]`` (float32[B, size]; other rows are left alone), or with
         ``packed`` into ``out[j]`` for ``i = rows[j]`` (float32[len(rows), size]). Returns ``out``."""
         num_games = len(batch.num_players)
-        seats = np.asarray(seats)
-        if seats.shape != (num_games,) or seats.dtype.kind not in "iu":
-            raise ValueError(f"seats must hold one integer seat per game ({num_games}), got {seats.dtype} "
-                             f"of shape {seats.shape}")
+        seats = check_seats(seats, num_games)
         rows = np.arange(num_games, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
         if rows.ndim != 1 or (len(rows) and (rows.min() < 0 or rows.max() >= num_games)):
             raise ValueError(f"rows must be a list of game indices from 0 to {num_games - 1}")
-        shape = (len(rows) if packed else num_games, self.size)
-        if not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.shape != shape \
-                or not out.flags.c_contiguous or not out.flags.writeable:
-            raise ValueError(f"out must be a writeable C-contiguous float32 array of shape {shape}, "
-                             f"got {getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+        check_out(out, (len(rows) if packed else num_games, self.size))
         too_big = seats[rows] >= batch.num_players[rows]
         if too_big.any():
             i = int(rows[np.flatnonzero(too_big)[0]])
