@@ -3,7 +3,10 @@
 What a batch of snapshot opponents costs in self-play: random weights of the given hidden layers (tanh), the
 compact policy with an 8-wide embedding of the supply slots (as ``train/compact_extractor.py``), on tracked
 observations of real positions of random 2-5 player games. Prints a Markdown table: microseconds per call and
-per observation. Set OMP_NUM_THREADS (e.g. 1) to fix the threads numpy's matrix products use.
+per observation. Then a pool of snapshots (``--snapshots``, compact): a batch whose rows are spread evenly over
+the snapshots, by one ``NumpyPolicy.logits`` call per snapshot against one ``PolicyStack.logits`` call
+(``packetrow_agents.policy_batch``, what self-play's opponents use). Set OMP_NUM_THREADS (e.g. 1) to fix the
+threads numpy's matrix products use.
 
     OMP_NUM_THREADS=1 python benchmarks/policy_forward.py
     python benchmarks/policy_forward.py --sizes 1,256,4096 --nets 64x64,256x256 --repeat 50
@@ -19,6 +22,7 @@ import time
 import numpy as np
 
 from packetrow_agents.policy import NumpyPolicy
+from packetrow_agents.policy_batch import PolicyStack
 from packetrow_env import actions
 from packetrow_env.compact_observation import encoder as compact_encoder
 from packetrow_env.engine import Game
@@ -59,6 +63,7 @@ def main() -> None:
     parser.add_argument("--nets", default="64x64,128x128", help="hidden layers per net, e.g. 64x64,128x128")
     parser.add_argument("--embed-dim", type=int, default=8)
     parser.add_argument("--repeat", type=int, default=30, help="calls timed per cell (the best of 3 rounds)")
+    parser.add_argument("--snapshots", type=int, default=8, help="policies in the pool table (default 8)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     nets = [tuple(int(h) for h in net.split("x")) for net in args.nets.split(",")]
@@ -82,6 +87,31 @@ def main() -> None:
                 inputs = policy.weights[0].shape[0]
                 print(f"| {'x'.join(map(str, hidden))} | {encoding} | {inputs} | {size} | {best * 1e6:,.0f} | "
                       f"{best * 1e6 / size:.2f} |")
+    print(f"\n{args.snapshots} compact snapshots, rows spread evenly over them: us per batch\n")
+    print("| net | batch | one NumpyPolicy.logits per snapshot | one PolicyStack.logits |\n|---|---:|---:|---:|")
+    for hidden in nets:
+        rng = np.random.default_rng(0)
+        policies = [random_policy("compact", hidden, args.embed_dim, rng) for _ in range(args.snapshots)]
+        stack = PolicyStack(policies)
+        pool = observations("compact", max(sizes), 1)
+        for size in sizes:
+            batch, ids = pool[:size], np.arange(size) % args.snapshots
+            groups = [(policy, batch[ids == k]) for k, policy in enumerate(policies) if (ids == k).any()]
+            per_group = best_of(lambda: [policy.logits(rows) for policy, rows in groups], args.repeat)
+            stacked = best_of(lambda: stack.logits(ids, batch), args.repeat)
+            print(f"| {'x'.join(map(str, hidden))} | {size} | {per_group * 1e6:,.0f} | {stacked * 1e6:,.0f} |")
+
+
+def best_of(call, repeat: int) -> float:
+    """The best of 3 rounds of ``repeat`` calls: seconds per call."""
+    call()
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(repeat):
+            call()
+        best = min(best, (time.perf_counter() - start) / repeat)
+    return best
 
 
 if __name__ == "__main__":

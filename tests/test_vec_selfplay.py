@@ -103,3 +103,41 @@ def test_heuristic_opponents_move_by_one_compiled_call_per_group(monkeypatch):
         env.step_wait()
     assert {threshold for _, threshold in calls} == {0.0, 2.0}
     assert max(size for size, _ in calls) > 1  # groups of several games in one call
+
+
+@pytest.mark.parametrize("mixed", [False, True])
+def test_snapshot_opponents_play_their_own_policys_actions(mixed):
+    """Every waiting snapshot opponent plays its own snapshot's move on its seat's observation: snapshots of one
+    architecture through one PolicyStack call for all of them, others (here: a shallower network) per group."""
+    from packetrow_agents.policy import NumpyPolicy, PolicyAgent
+    from packetrow_train.vec_selfplay import PoolOpponents
+
+    shipped = PolicyAgent.load().policy
+    rng = np.random.default_rng(0)
+
+    def perturbed(deeper: bool) -> NumpyPolicy:
+        weights = [w + rng.normal(0, 0.05, w.shape) for w in shipped.weights[:2 if deeper else 1]]
+        return NumpyPolicy(weights, shipped.biases[:len(weights)], rng.normal(0, 0.1, (weights[-1].shape[1], 60)),
+                           shipped.action_bias, embedding=shipped.embedding, index_slices=shipped.index_slices)
+
+    pool = OpponentPool({"uniform": 1.0}, deterministic=True)
+    for step in range(4):
+        pool.add(perturbed(deeper=not (mixed and step == 3)), step)
+    opponents = PoolOpponents(pool, observation_encoding="compact", seed=0)
+    from packetrow_env.vector.learner import LearnerGames, RowObservations
+    games = LearnerGames(32, num_players=[3, 4], opponents=opponents, seed=1, observation_encoding="compact")
+    vg = games.games
+    for _ in range(5):  # move some learners and look at the opponents then waiting
+        vg.step(random_legal(vg.legal_action_mask(), rng))
+        waiting = np.flatnonzero((vg.current_player >= 0) & (vg.current_player != games.learner))
+        if len(waiting):
+            break
+    assert len(waiting) > 5
+    masks = vg.legal_action_mask()[waiting]
+    observations = vg.observe("tracked", rows=waiting, encoding="compact")
+    got = opponents.act(vg, waiting, RowObservations(vg, waiting, "tracked", "compact"), masks)
+    seats = vg.current_player[waiting]
+    for k, (i, seat) in enumerate(zip(waiting.tolist(), seats.tolist())):
+        policy = opponents.entries[opponents.assigned[i, seat]][2]
+        assert got[k] == policy.action(observations[k], masks[k], deterministic=True)
+    assert (opponents._stack() is None) == mixed

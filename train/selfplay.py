@@ -156,7 +156,8 @@ class TrainConfig:
     name: str = "run"
     seed: int = 0
     total_timesteps: int = 100_000
-    torch_threads: int = 1  # measured: 2 threads are no faster than 1 on 2 cores
+    torch_threads: int = 1  # torch threads while rollouts are collected (measured: 1 is fastest on 2 cores)
+    update_threads: int = 0  # torch threads during PPO updates (0: torch_threads); the env is idle then
     env: EnvConfig = field(default_factory=EnvConfig)
     pool: PoolConfig = field(default_factory=PoolConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
@@ -189,6 +190,7 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
     check_run_name(f"{source}: name", config.name)
     for where, value, zero_ok in [("seed", config.seed, True), ("total_timesteps", config.total_timesteps, False),
                                   ("torch_threads", config.torch_threads, False),
+                                  ("update_threads", config.update_threads, True),
                                   ("env.n_envs", config.env.n_envs, False),
                                   ("pool.snapshot_every", config.pool.snapshot_every, False),
                                   ("pool.max_snapshots", config.pool.max_snapshots, False),
@@ -400,6 +402,7 @@ def make_callback(config: TrainConfig, out: Path, keep_episodes: int = 1000, sto
 
 def _callback_class():
     # defined on first use so that importing this module (for the CLI) does not import SB3 and torch
+    import torch
     from stable_baselines3.common.callbacks import BaseCallback
 
     class _SelfPlayCallback(BaseCallback):
@@ -454,7 +457,12 @@ def _callback_class():
             self.episodes.append(record)
             self._window.append(record)
 
+        def _on_rollout_start(self) -> None:
+            torch.set_num_threads(self.config.torch_threads)
+
         def _on_rollout_end(self) -> None:
+            # the PPO update comes next: nothing else runs then, so its matrix products may take more threads
+            torch.set_num_threads(self.config.update_threads or self.config.torch_threads)
             if not self._window:
                 return
             window = list(self._window)
@@ -714,8 +722,10 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
         if show_bar and not _has_progress_bar_packages():
             print("(no progress bar: SB3's needs the packages tqdm and rich)", file=sys.stderr)
             show_bar = False
-        model.learn(total_timesteps=remaining, callback=callback, reset_num_timesteps=resume is None,
-                    progress_bar=show_bar, tb_log_name="ppo")
+        with single_threaded_openblas():
+            model.learn(total_timesteps=remaining, callback=callback, reset_num_timesteps=resume is None,
+                        progress_bar=show_bar, tb_log_name="ppo")
+        torch.set_num_threads(config.torch_threads)
         model_path, npz_path = save_model(model, out / "model", config)
         evaluation = []
         if config.eval.final_games:
@@ -726,6 +736,17 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
         torch.distributions.Distribution.set_default_validate_args(validate)
     return TrainResult(model, out, model_path, npz_path, evaluation, callback, time.perf_counter() - started,
                        start_timesteps)
+
+
+def single_threaded_openblas():
+    """A context in which numpy's OpenBLAS (if that is its BLAS) uses one thread.
+
+    Measured: the snapshot opponents' small numpy products leave OpenBLAS's second thread spinning, which took
+    the core that a two-thread PPO update (``update_threads: 2``) needs; one BLAS thread costs the env nothing.
+    """
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController().select(internal_api="openblas").limit(limits=1)
 
 
 # --------------------------------------------------------------------------- command line

@@ -1,8 +1,9 @@
 """Self-play on the batched engine: an SB3 ``VecEnv`` whose slots are learner seats of one VectorGame.
 
 Each slot is one game with one learner seat (``packetrow_env.vector.learner.LearnerGames``); the other seats
-are drawn per game from an ``OpponentPool`` and moved batched by ``PoolOpponents``: all waiting games of one
-snapshot policy in one numpy forward, random opponents in one numpy draw, the heuristic (``HeuristicAgent``,
+are drawn per game from an ``OpponentPool`` and moved batched by ``PoolOpponents``: all waiting games of all
+snapshot policies in one compiled call (``packetrow_agents.policy_batch.PolicyStack``; one numpy forward per
+snapshot where their architectures differ), random opponents in one numpy draw, the heuristic (``HeuristicAgent``,
 any threshold) in one compiled call over its games (``packetrow_agents.heuristic_batch``: the agent's own
 action on each seat's view), and other scripted agents one game at a time (they read a ``SeatView`` of a
 ``Game``: the one per-game cost left, so give them the share the measured throughput allows,
@@ -17,12 +18,15 @@ from stable_baselines3.common.vec_env import VecEnv
 from packetrow_agents.heuristic import HeuristicAgent
 from packetrow_agents.heuristic_batch import heuristic_actions
 from packetrow_agents.policy import NumpyPolicy
+from packetrow_agents.policy_batch import PolicyStack, same_architecture
 from packetrow_agents.registry import make_agent
 from packetrow_env.seat_view import SeatView
 from packetrow_env.state import MAX_PLAYERS
 from packetrow_env.vector.learner import LearnerGames, random_legal
 
 from .pool import OpponentPool
+
+STACK_ROWS_PER_POLICY = 8
 
 
 class PoolOpponents:
@@ -36,6 +40,8 @@ class PoolOpponents:
         self.rng = np.random.default_rng(seed)
         self.entries: list = []  # id -> ("snapshot", step, policy) | ("random",) | ("agent", spec, agent)
         self._ids: dict = {}
+        self._is_snapshot = np.zeros(0, bool)  # by entry id
+        self._stacked = None
         self.assigned = np.zeros((0, MAX_PLAYERS), np.int64)
         self.previous: dict[int, list[str]] = {}  # game -> the names of its last opponents, kept at a re-deal
 
@@ -53,6 +59,7 @@ class PoolOpponents:
         if found is None:
             found = self._ids[key] = len(self.entries)
             self.entries.append(entry)
+            self._is_snapshot = np.append(self._is_snapshot, entry[0] == "snapshot")
         return found
 
     def seat(self, rows, num_players, learner_seats) -> None:
@@ -73,17 +80,47 @@ class PoolOpponents:
                     self.assigned[i, q] = self._entry(*next(drawn))
 
     def act(self, games, rows, observations, masks) -> np.ndarray:
-        """One action per waiting game: grouped by opponent, each group in one call."""
+        """One action per waiting game: grouped by opponent, each group in one call (the snapshots' rows are
+        encoded in one call for all of them; the other opponents read no observation)."""
         seats = games.current_player[rows]
         ids = self.assigned[rows, seats]
         out = np.zeros(len(rows), np.int64)
-        for entry_id in np.unique(ids).tolist():
+        is_snapshot = self._is_snapshot[ids]
+        snapshot_rows = np.flatnonzero(is_snapshot)
+        if len(snapshot_rows):
+            snapshot_ids = ids[snapshot_rows]
+            encoded = observations[snapshot_rows]
+            groups = np.unique(snapshot_ids).tolist()
+            stack = self._stack()
+            # measured (benchmarks/policy_forward.py): one compiled call beats a numpy forward per snapshot up to
+            # about 8 rows per snapshot; beyond, BLAS's products win
+            if stack is not None and len(snapshot_rows) <= STACK_ROWS_PER_POLICY * len(groups):
+                out[snapshot_rows] = stack.actions(self._stack_index[snapshot_ids], encoded, masks[snapshot_rows],
+                                                   self.rng, self.pool.deterministic)
+                return self._act_others(games, rows, seats, ids, is_snapshot, masks, out)
+            for entry_id in groups:
+                group = np.flatnonzero(snapshot_ids == entry_id)
+                out[snapshot_rows[group]] = _policy_actions(self.entries[entry_id][2], encoded[group],
+                                                            masks[snapshot_rows[group]], self.rng,
+                                                            self.pool.deterministic)
+        return self._act_others(games, rows, seats, ids, is_snapshot, masks, out)
+
+    def _stack(self):
+        """A PolicyStack of every snapshot entry (rebuilt when one is added), or None where they differ."""
+        snapshot_ids = np.flatnonzero(self._is_snapshot)
+        if self._stacked is None or len(self._stacked[0]) != len(snapshot_ids):
+            policies = [self.entries[e][2] for e in snapshot_ids.tolist()]
+            same = all(same_architecture(policies[0], p) for p in policies)
+            self._stack_index = np.full(len(self.entries), -1, np.int64)
+            self._stack_index[snapshot_ids] = np.arange(len(snapshot_ids))
+            self._stacked = (snapshot_ids, PolicyStack(policies) if same else None)
+        return self._stacked[1]
+
+    def _act_others(self, games, rows, seats, ids, is_snapshot, masks, out):
+        for entry_id in np.unique(ids[~is_snapshot]).tolist():
             group = np.flatnonzero(ids == entry_id)
             entry = self.entries[entry_id]
-            if entry[0] == "snapshot":
-                out[group] = _policy_actions(entry[2], observations[group], masks[group], self.rng,
-                                             self.pool.deterministic)
-            elif entry[0] == "random":
+            if entry[0] == "random":
                 out[group] = random_legal(masks[group], self.rng)
             elif type(entry[2]) is HeuristicAgent:  # exactly the documented agent (a subclass may play otherwise)
                 out[group] = heuristic_actions(games, rows[group], self.observation_mode, self.rng,

@@ -5,7 +5,9 @@ This is the core the vectorised training envs share (``gymnasium_env.PacketRowVe
 re-dealt at once, with a new player count and learner seat, and its opponents play up to the learner's
 first move). Opponents are one object with ``act(games, rows, observations, masks) -> actions`` for the
 games ``rows`` whose player to act is not the learner, and ``seat(rows, num_players, learner_seats)``
-called when those games are dealt (to draw who sits where). ``RandomOpponents`` plays uniformly at random.
+called when those games are dealt (to draw who sits where). ``observations`` is a ``RowObservations``: the
+rows' observations, encoded when indexed, so that opponents that do not read them (random, scripted) cost no
+encoding. ``RandomOpponents`` plays uniformly at random.
 """
 
 from __future__ import annotations
@@ -40,6 +42,26 @@ def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     # the r-th legal action, r uniform below the row's count: one draw per row, not one per action
     pick = (rng.random(len(masks)) * masks.sum(axis=1)).astype(np.int64)
     return (masks.cumsum(axis=1, dtype=np.int16) > pick[:, None]).argmax(axis=1)
+
+
+class RowObservations:
+    """The observations of games ``rows`` for their players to act, encoded when indexed (``obs[k]``,
+    ``obs[index_array]``) or converted (``np.asarray(obs)``)."""
+
+    def __init__(self, games: VectorGame, rows: np.ndarray, mode: str, encoding: str):
+        self.games, self.rows, self.mode, self.encoding = games, rows, mode, encoding
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index) -> np.ndarray:
+        if np.ndim(index) == 0:
+            return self.games.observe(self.mode, rows=self.rows[[index]], encoding=self.encoding)[0]
+        return self.games.observe(self.mode, rows=self.rows[index], encoding=self.encoding)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self.games.observe(self.mode, rows=self.rows, encoding=self.encoding)
+        return out if dtype is None else out.astype(dtype)
 
 
 class Ended(NamedTuple):
@@ -138,7 +160,7 @@ class LearnerGames:
             if not waiting.any():
                 return
             rows = np.flatnonzero(waiting)
-            observations = vg.observe(self.observation_mode, rows=rows, encoding=self.opponent_encoding)
+            observations = RowObservations(vg, rows, self.observation_mode, self.opponent_encoding)
             masks = vg.legal_action_mask()[rows]
             acts = np.zeros(self.num_games, np.int64)
             acts[rows] = self.opponents.act(vg, rows, observations, masks)

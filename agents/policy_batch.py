@@ -1,0 +1,177 @@
+"""Many NumpyPolicy networks of one shape, each row of a batch through its own, in one compiled call.
+
+Self-play keeps a pool of snapshots of the learner; in a batch of games each waiting opponent seat may hold
+another snapshot. ``NumpyPolicy.logits`` per snapshot costs a dozen numpy calls per group (about 20 us
+before any arithmetic, benchmarks/policy_forward.py), so a pool of 20 snapshots paid that up to 20 times
+per round of opponent moves. ``PolicyStack`` stacks the snapshots' weights (they share one architecture:
+they are one run's exports) and ``PolicyStack.actions`` runs every row through its own policy in one numba
+kernel, skipping the zero inputs (most of an observation), then picks each row's action: the most likely
+legal one, or a sample of the masked softmax by the Gumbel trick with the caller's uniform draws. The
+kernel's sums run in another order than BLAS's, so its logits agree with ``NumpyPolicy.logits`` to float32
+rounding (tests/test_policy_batch.py), not bit for bit.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .policy import NumpyPolicy
+
+_JIT = dict(cache=True, nogil=True)
+
+
+class PolicyStack:
+    """The weights of policies of one architecture (layer shapes, activation, input stage) stacked on axis 0."""
+
+    def __init__(self, policies: list[NumpyPolicy]):
+        if not policies:
+            raise ValueError("a PolicyStack needs at least one policy")
+        first = policies[0]
+        for k, policy in enumerate(policies):
+            if not same_architecture(first, policy):
+                raise ValueError(f"policy {k} has another architecture than policy 0 (layer shapes, activation or "
+                                 "input stage differ); stack only policies of one training run")
+        self.num_policies = len(policies)
+        self.observation_size = first.observation_size
+        self.num_actions = first.num_actions
+        self.relu = first.activation == "relu"
+        positions = np.arange(self.observation_size)
+        if first.embedding is None:
+            self.index_positions = np.zeros(0, np.int64)
+            self.rest_positions = positions
+            self.embeddings = np.zeros((len(policies), 1, 1), np.float32)
+        else:
+            self.index_positions = positions[first._indices].astype(np.int64)
+            self.rest_positions = positions[first._rest].astype(np.int64)
+            self.embeddings = np.stack([p.embedding for p in policies])
+        self.weights = tuple(np.stack([w[i] for w in _layers(policies, "weights", "action_weight")])
+                             for i in range(len(first.weights) + 1))
+        self.biases = tuple(np.stack([b[i] for b in _layers(policies, "biases", "action_bias")])
+                            for i in range(len(first.biases) + 1))
+
+    def logits(self, policy_ids, observations: np.ndarray) -> np.ndarray:
+        """float32[k, A]: row j's logits by policy ``policy_ids[j]`` (as ``NumpyPolicy.logits``)."""
+        ids, x = self._check(policy_ids, observations)
+        out = np.empty((len(ids), self.num_actions), np.float32)
+        _logits(x, ids, self.index_positions, self.rest_positions, self.embeddings, self.weights, self.biases,
+                self.relu, out)
+        return out
+
+    def actions(self, policy_ids, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
+                deterministic: bool = False) -> np.ndarray:
+        """int64[k]: row j's action by policy ``policy_ids[j]``: its most likely legal action, or a sample of its
+        masked softmax (one uniform draw per row and action from ``rng``)."""
+        logits = self.logits(policy_ids, observations)
+        masks = np.asarray(masks)
+        if masks.shape != logits.shape or masks.dtype != bool or not masks.any(axis=1).all():
+            raise ValueError(f"masks must be bool[{len(logits)}, {self.num_actions}] with a legal action in every "
+                             f"row, got {masks.dtype} {masks.shape}")
+        uniforms = np.empty((0, 0)) if deterministic else rng.random(logits.shape)
+        out = np.empty(len(logits), np.int64)
+        _pick(logits, masks, uniforms, deterministic, out)
+        return out
+
+    def _check(self, policy_ids, observations) -> tuple[np.ndarray, np.ndarray]:
+        ids = np.asarray(policy_ids)
+        x = np.ascontiguousarray(observations, dtype=np.float32)
+        if ids.ndim != 1 or (ids.size and ids.dtype.kind not in "iu") \
+                or ((ids < 0) | (ids >= self.num_policies)).any():
+            raise ValueError(f"policy_ids must be a 1-D list of policy indices 0-{self.num_policies - 1}, got {ids!r}")
+        if x.shape != (len(ids), self.observation_size):
+            raise ValueError(f"observations must be float[{len(ids)}, {self.observation_size}] (one per policy id), "
+                             f"got shape {x.shape}")
+        return ids.astype(np.int64), x
+
+
+def same_architecture(a: NumpyPolicy, b: NumpyPolicy) -> bool:
+    """Whether two policies can share a PolicyStack (same layer shapes, activation and input stage)."""
+    shapes = [w.shape for w in a.weights + [a.action_weight]] == [w.shape for w in b.weights + [b.action_weight]]
+    stage = (a.embedding is None) == (b.embedding is None) and (
+        a.embedding is None or (a.embedding.shape == b.embedding.shape
+                                and np.array_equal(a.index_slices, b.index_slices)))
+    return shapes and a.activation == b.activation and stage
+
+
+def _layers(policies, hidden: str, action: str) -> list[list[np.ndarray]]:
+    return [getattr(p, hidden) + [getattr(p, action)] for p in policies]
+
+
+@numba.njit(**_JIT)
+def _logits(x, ids, index_positions, rest_positions, embeddings, weights, biases, relu, out):
+    dim = embeddings.shape[2]
+    top = embeddings.shape[1] - 1
+    first_rest = len(index_positions) * dim  # the first layer's rows: the embeddings in order, then the rest
+    width = 0
+    for w in weights:
+        width = max(width, w.shape[2])
+    h = np.empty(width, np.float32)
+    g = np.empty(width, np.float32)
+    for r in range(x.shape[0]):
+        s = ids[r]
+        w = weights[0]
+        n = w.shape[2]
+        h[:n] = biases[0][s]
+        for j in range(len(index_positions)):
+            t = min(max(int(np.rint(x[r, index_positions[j]])), 0), top)
+            for d in range(dim):
+                _add_row(h, embeddings[s, t, d], w, s, j * dim + d)
+        for k in range(len(rest_positions)):
+            _add_row(h, x[r, rest_positions[k]], w, s, first_rest + k)
+        for layer in range(1, len(weights)):
+            if relu:
+                for o in range(n):
+                    h[o] = max(h[o], np.float32(0.0))
+            else:
+                _tanh(h, n)
+            w = weights[layer]
+            m = w.shape[2]
+            g[:m] = biases[layer][s]
+            for k in range(n):
+                _add_row(g, h[k], w, s, k)
+            h, g, n = g, h, m
+        out[r] = h[:n]
+
+
+# tanh as a rational function on [-9, 9] (beyond, tanh is 1 in float32): the polynomial coefficients of the
+# usual float32 minimax fit, to a few float32 ulps of np.tanh; unlike np.tanh it vectorises inside the kernel.
+_ALPHA = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11, 5.12229709037114e-08,
+          1.48572235717979e-05, 6.37261928875436e-04, 4.89352455891786e-03)
+_BETA = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03)
+
+
+@numba.njit(inline="always", **_JIT)
+def _tanh(h, n):
+    for o in range(n):
+        x = min(max(h[o], np.float32(-9.0)), np.float32(9.0))
+        x2 = x * x
+        p = np.float32(_ALPHA[0])
+        for c in _ALPHA[1:]:
+            p = p * x2 + np.float32(c)
+        q = np.float32(_BETA[0])
+        for c in _BETA[1:]:
+            q = q * x2 + np.float32(c)
+        h[o] = x * p / q
+
+
+@numba.njit(inline="always", **_JIT)
+def _add_row(h, v, w, s, k):
+    """h += v * w[s, k], skipped for v == 0 (most of an observation is zeros)."""
+    if v != 0.0:
+        for o in range(w.shape[2]):
+            h[o] += v * w[s, k, o]
+
+
+@numba.njit(**_JIT)
+def _pick(logits, masks, uniforms, deterministic, out):
+    for r in range(logits.shape[0]):
+        best, choice = -np.inf, -1
+        for a in range(logits.shape[1]):
+            if not masks[r, a]:
+                continue
+            value = np.float64(logits[r, a])
+            if not deterministic:  # argmax(logits + Gumbel noise) samples softmax(logits)
+                value -= np.log(-np.log(uniforms[r, a]))
+            if value > best or choice < 0:
+                best, choice = value, a
+        out[r] = choice
