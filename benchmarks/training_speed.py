@@ -45,12 +45,17 @@ MIXTURES = {
 
 
 STACKS = ("batched", "dummy")
+UPDATE_THREADS = yaml.safe_load(QUICK.read_text())["update_threads"]
 
 
-def training_rate(mixture: dict | None, steps: int, stack: str, num_players: list[int], threads: int = 1) -> float:
-    """Learner steps per second of a short training run against ``mixture`` on ``stack``."""
+def training_rate(mixture: dict | None, steps: int, stack: str, num_players: list[int], threads: int = 1,
+                  update_threads: int | None = None) -> float:
+    """Learner steps per second of a short training run against ``mixture`` on ``stack`` (``update_threads``:
+    the PPO update's torch threads, None: quick.yaml's)."""
     data = yaml.safe_load(QUICK.read_text())
     data.update(total_timesteps=steps, torch_threads=threads)
+    if update_threads is not None:
+        data["update_threads"] = update_threads
     data["env"]["num_players"] = num_players
     if stack == "dummy":  # one-hot observations: quick.yaml's extractor layer becomes the MLP's first layer
         ppo = data["ppo"]
@@ -82,7 +87,10 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=positive, default=50_000, help="learner steps per run (default 50000)")
     parser.add_argument("--stacks", nargs="+", default=list(STACKS), choices=list(STACKS),
                         help="training stacks to measure (default: batched dummy)")
-    parser.add_argument("--threads", type=positive, nargs="+", default=[1], help="torch threads (default 1)")
+    parser.add_argument("--threads", type=positive, nargs="+", default=[1],
+                        help="torch threads during rollouts (default 1)")
+    parser.add_argument("--update-threads", type=positive, nargs="+", default=[UPDATE_THREADS],
+                        help=f"torch threads during PPO updates (default quick.yaml's, {UPDATE_THREADS})")
     parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4, 5], choices=range(2, 6),
                         help="player counts drawn per episode (default 2 3 4 5)")
     args = parser.parse_args(argv)
@@ -90,11 +98,12 @@ def main(argv=None) -> int:
           f"{torch.__version__}, {os.cpu_count()} cores; {args.steps} learner steps per run, players {args.players}\n")
     for stack in args.stacks:  # warm-up: first imports, compilation and torch initialisation are not measured
         training_rate({"random": 1.0}, 2048, stack, [2])
-    print("| opponents | stack | torch threads | learner steps/s |\n|---|---|---:|---:|")
-    runs = [(name, stack, threads) for name in MIXTURES for stack in args.stacks for threads in args.threads]
-    for name, stack, threads in tqdm(runs, desc="training runs"):
-        rate = training_rate(MIXTURES[name], args.steps, stack, args.players, threads)
-        print(f"| {name} | {stack} | {threads} | {rate:,.0f} |", flush=True)
+    print("| opponents | stack | torch threads (rollouts / updates) | learner steps/s |\n|---|---|---:|---:|")
+    runs = [(name, stack, threads, update) for name in MIXTURES for stack in args.stacks for threads in args.threads
+            for update in args.update_threads]
+    for name, stack, threads, update in tqdm(runs, desc="training runs"):
+        rate = training_rate(MIXTURES[name], args.steps, stack, args.players, threads, update)
+        print(f"| {name} | {stack} | {threads} / {update} | {rate:,.0f} |", flush=True)
 
     positions = mid_game_positions(4, seed=0, count=2000)
     agents = {"numpy snapshot (shipped model, sampling)": PolicyAgent.load(deterministic=False),

@@ -105,12 +105,20 @@ def test_heuristic_opponents_move_by_one_compiled_call_per_group(monkeypatch):
     assert max(size for size, _ in calls) > 1  # groups of several games in one call
 
 
-@pytest.mark.parametrize("mixed", [False, True])
-def test_snapshot_opponents_play_their_own_policys_actions(mixed):
+@pytest.mark.parametrize("path", ["stack", "per snapshot", "mixed"])
+def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
     """Every waiting snapshot opponent plays its own snapshot's move on its seat's observation: snapshots of one
-    architecture through one PolicyStack call for all of them, others (here: a shallower network) per group."""
+    architecture through one PolicyStack call for all of them (few rows per snapshot), else (many rows per
+    snapshot, or a shallower network among them) one numpy forward per snapshot."""
+    import packetrow_train.vec_selfplay as vec_selfplay
     from packetrow_agents.policy import NumpyPolicy, PolicyAgent
     from packetrow_train.vec_selfplay import PoolOpponents
+
+    mixed = path == "mixed"
+    monkeypatch.setattr(vec_selfplay, "STACK_ROWS_PER_POLICY", 0 if path == "per snapshot" else 10 ** 6)
+    stacked = []
+    original = vec_selfplay.PolicyStack.actions
+    monkeypatch.setattr(vec_selfplay.PolicyStack, "actions", lambda *a, **k: stacked.append(1) or original(*a, **k))
 
     shipped = PolicyAgent.load().policy
     rng = np.random.default_rng(0)
@@ -141,3 +149,4 @@ def test_snapshot_opponents_play_their_own_policys_actions(mixed):
         policy = opponents.entries[opponents.assigned[i, seat]][2]
         assert got[k] == policy.action(observations[k], masks[k], deterministic=True)
     assert (opponents._stack() is None) == mixed
+    assert bool(stacked) == (path == "stack")

@@ -54,6 +54,7 @@ from packetrow_env.wrappers import SingleAgentEnv
 from .config import (ConfigError, check_agent_specs, check_choice, check_net_arch, check_positive, check_run_name,
                      load_sections)
 from .pool import OpponentPool, check_mixture
+from .update_threads import UpdateThreads
 
 VEC_ENVS = ("batched", "dummy", "subproc")
 ACTIVATIONS = ("tanh", "relu")
@@ -157,7 +158,7 @@ class TrainConfig:
     seed: int = 0
     total_timesteps: int = 100_000
     torch_threads: int = 1  # torch threads while rollouts are collected (measured: 1 is fastest on 2 cores)
-    update_threads: int = 0  # torch threads during PPO updates (0: torch_threads); the env is idle then
+    update_threads: int = 0  # up to this many torch threads in PPO updates, if measured faster (update_threads.py)
     env: EnvConfig = field(default_factory=EnvConfig)
     pool: PoolConfig = field(default_factory=PoolConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
@@ -419,6 +420,7 @@ def _callback_class():
             self.evaluations: list[dict] = []
             self._started = time.perf_counter()
             self._eval_seconds = 0.0  # evaluations' wall time, left out of train_seconds
+            self._update_threads = UpdateThreads(config.torch_threads, config.update_threads)
 
         def _schedule(self, every: int) -> int | None:
             return (self.num_timesteps // every + 1) * every if every else None
@@ -458,11 +460,14 @@ def _callback_class():
             self._window.append(record)
 
         def _on_rollout_start(self) -> None:
+            self._update_threads.after_update()  # the update between two rollouts has ended
             torch.set_num_threads(self.config.torch_threads)
 
         def _on_rollout_end(self) -> None:
-            # the PPO update comes next: nothing else runs then, so its matrix products may take more threads
-            torch.set_num_threads(self.config.update_threads or self.config.torch_threads)
+            # the PPO update comes next: nothing else of the run works then (update_threads.py)
+            threads = self._update_threads.before_update()
+            torch.set_num_threads(threads)
+            self.logger.record("time/update_threads", threads)
             if not self._window:
                 return
             window = list(self._window)

@@ -26,7 +26,7 @@ from packetrow_env.vector.learner import LearnerGames, random_legal
 
 from .pool import OpponentPool
 
-STACK_ROWS_PER_POLICY = 8
+STACK_ROWS_PER_POLICY = 8  # PoolOpponents: one PolicyStack call up to this many rows per snapshot
 
 
 class PoolOpponents:
@@ -41,7 +41,8 @@ class PoolOpponents:
         self.entries: list = []  # id -> ("snapshot", step, policy) | ("random",) | ("agent", spec, agent)
         self._ids: dict = {}
         self._is_snapshot = np.zeros(0, bool)  # by entry id
-        self._stacked = None
+        self._stacked = None  # (the snapshot entry ids, their PolicyStack or None)
+        self._stack_index = np.zeros(0, np.int64)  # entry id -> index in the stack
         self.assigned = np.zeros((0, MAX_PLAYERS), np.int64)
         self.previous: dict[int, list[str]] = {}  # game -> the names of its last opponents, kept at a re-deal
 
@@ -88,35 +89,8 @@ class PoolOpponents:
         is_snapshot = self._is_snapshot[ids]
         snapshot_rows = np.flatnonzero(is_snapshot)
         if len(snapshot_rows):
-            snapshot_ids = ids[snapshot_rows]
-            encoded = observations[snapshot_rows]
-            groups = np.unique(snapshot_ids).tolist()
-            stack = self._stack()
-            # measured (benchmarks/policy_forward.py): one compiled call beats a numpy forward per snapshot up to
-            # about 8 rows per snapshot; beyond, BLAS's products win
-            if stack is not None and len(snapshot_rows) <= STACK_ROWS_PER_POLICY * len(groups):
-                out[snapshot_rows] = stack.actions(self._stack_index[snapshot_ids], encoded, masks[snapshot_rows],
-                                                   self.rng, self.pool.deterministic)
-                return self._act_others(games, rows, seats, ids, is_snapshot, masks, out)
-            for entry_id in groups:
-                group = np.flatnonzero(snapshot_ids == entry_id)
-                out[snapshot_rows[group]] = _policy_actions(self.entries[entry_id][2], encoded[group],
-                                                            masks[snapshot_rows[group]], self.rng,
-                                                            self.pool.deterministic)
-        return self._act_others(games, rows, seats, ids, is_snapshot, masks, out)
-
-    def _stack(self):
-        """A PolicyStack of every snapshot entry (rebuilt when one is added), or None where they differ."""
-        snapshot_ids = np.flatnonzero(self._is_snapshot)
-        if self._stacked is None or len(self._stacked[0]) != len(snapshot_ids):
-            policies = [self.entries[e][2] for e in snapshot_ids.tolist()]
-            same = all(same_architecture(policies[0], p) for p in policies)
-            self._stack_index = np.full(len(self.entries), -1, np.int64)
-            self._stack_index[snapshot_ids] = np.arange(len(snapshot_ids))
-            self._stacked = (snapshot_ids, PolicyStack(policies) if same else None)
-        return self._stacked[1]
-
-    def _act_others(self, games, rows, seats, ids, is_snapshot, masks, out):
+            out[snapshot_rows] = self._snapshot_actions(ids[snapshot_rows], observations[snapshot_rows],
+                                                        masks[snapshot_rows])
         for entry_id in np.unique(ids[~is_snapshot]).tolist():
             group = np.flatnonzero(ids == entry_id)
             entry = self.entries[entry_id]
@@ -131,6 +105,33 @@ class PoolOpponents:
                     view = SeatView(games.game(int(rows[k])), int(seats[k]), self.observation_mode)
                     out[k] = agent.act(view)
         return out
+
+    def _snapshot_actions(self, ids, observations, masks) -> np.ndarray:
+        """The actions of snapshot entries ``ids`` (one per row): one PolicyStack call for all of them, or one
+        numpy forward per snapshot where there are many rows per snapshot or their architectures differ."""
+        groups = np.unique(ids).tolist()
+        stack = self._stack()
+        # measured (benchmarks/policy_forward.py): one compiled call beats a numpy forward per snapshot up to about
+        # 8 rows per snapshot; beyond, BLAS's products win
+        if stack is not None and len(ids) <= STACK_ROWS_PER_POLICY * len(groups):
+            return stack.actions(self._stack_index[ids], observations, masks, self.rng, self.pool.deterministic)
+        out = np.zeros(len(ids), np.int64)
+        for entry_id in groups:
+            group = np.flatnonzero(ids == entry_id)
+            out[group] = _policy_actions(self.entries[entry_id][2], observations[group], masks[group], self.rng,
+                                         self.pool.deterministic)
+        return out
+
+    def _stack(self) -> PolicyStack | None:
+        """A PolicyStack of every snapshot entry (rebuilt when one is added), or None where they differ."""
+        snapshot_ids = np.flatnonzero(self._is_snapshot)
+        if self._stacked is None or len(self._stacked[0]) != len(snapshot_ids):
+            policies = [self.entries[e][2] for e in snapshot_ids.tolist()]
+            same = all(same_architecture(policies[0], p) for p in policies)
+            self._stack_index = np.full(len(self.entries), -1, np.int64)
+            self._stack_index[snapshot_ids] = np.arange(len(snapshot_ids))
+            self._stacked = (snapshot_ids, PolicyStack(policies) if same else None)
+        return self._stacked[1]
 
 
 def _policy_actions(policy: NumpyPolicy, observations, masks, rng, deterministic: bool) -> np.ndarray:
