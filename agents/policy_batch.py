@@ -36,26 +36,33 @@ class PolicyStack:
         self.observation_size = first.observation_size
         self.num_actions = first.num_actions
         self.relu = first.activation == "relu"
-        positions = np.arange(self.observation_size)
-        if first.embedding is None:
-            self.index_positions = np.zeros(0, np.int64)
-            self.rest_positions = positions
-            self.embeddings = np.zeros((len(policies), 1, 1), np.float32)
-        else:
-            self.index_positions = positions[first._indices].astype(np.int64)
-            self.rest_positions = positions[first._rest].astype(np.int64)
-            self.embeddings = np.stack([p.embedding for p in policies])
         self.weights = tuple(np.stack([w[i] for w in _layers(policies, "weights", "action_weight")])
                              for i in range(len(first.weights) + 1))
         self.biases = tuple(np.stack([b[i] for b in _layers(policies, "biases", "action_bias")])
                             for i in range(len(first.biases) + 1))
+        positions = np.arange(self.observation_size)
+        width = self.weights[0].shape[2]
+        if first.embedding is None:
+            self.index_positions = np.zeros(0, np.int64)
+            self.rest_positions = positions
+            self.projected = np.zeros((len(policies), 0, 1, width), np.float32)
+        else:
+            self.index_positions = positions[first._indices].astype(np.int64)
+            self.rest_positions = positions[first._rest].astype(np.int64)
+            # Each index float's part of the first layer, per card type: its embedding times its rows of the
+            # layer. A row then adds one vector per index float instead of one per embedding entry.
+            slots, dim = len(self.index_positions), first.embedding.shape[1]
+            embedded_rows = self.weights[0][:, :slots * dim].reshape(len(policies), slots, dim, width)
+            embeddings = np.stack([p.embedding for p in policies])
+            self.projected = np.einsum("std,sjdh->sjth", embeddings, embedded_rows).astype(np.float32)
+        self._first_rest = self.projected.shape[1] * (first.embedding.shape[1] if first.embedding is not None else 0)
 
     def logits(self, policy_ids, observations: np.ndarray) -> np.ndarray:
         """float32[k, A]: row j's logits by policy ``policy_ids[j]`` (as ``NumpyPolicy.logits``)."""
         ids, x = self._check(policy_ids, observations)
         out = np.empty((len(ids), self.num_actions), np.float32)
-        _logits(x, ids, self.index_positions, self.rest_positions, self.embeddings, self.weights, self.biases,
-                self.relu, out)
+        _logits(x, ids, self.index_positions, self.rest_positions, self.projected, self._first_rest, self.weights,
+                self.biases, self.relu, out)
         return out
 
     def actions(self, policy_ids, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
@@ -98,10 +105,8 @@ def _layers(policies, hidden: str, action: str) -> list[list[np.ndarray]]:
 
 
 @numba.njit(**_JIT)
-def _logits(x, ids, index_positions, rest_positions, embeddings, weights, biases, relu, out):
-    dim = embeddings.shape[2]
-    top = embeddings.shape[1] - 1
-    first_rest = len(index_positions) * dim  # the first layer's rows: the embeddings in order, then the rest
+def _logits(x, ids, index_positions, rest_positions, projected, first_rest, weights, biases, relu, out):
+    top = projected.shape[2] - 1
     width = 0
     for w in weights:
         width = max(width, w.shape[2])
@@ -114,8 +119,8 @@ def _logits(x, ids, index_positions, rest_positions, embeddings, weights, biases
         h[:n] = biases[0][s]
         for j in range(len(index_positions)):
             t = min(max(int(np.rint(x[r, index_positions[j]])), 0), top)
-            for d in range(dim):
-                _add_row(h, embeddings[s, t, d], w, s, j * dim + d)
+            for o in range(n):
+                h[o] += projected[s, j, t, o]
         for k in range(len(rest_positions)):
             _add_row(h, x[r, rest_positions[k]], w, s, first_rest + k)
         for layer in range(1, len(weights)):
