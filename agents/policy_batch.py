@@ -7,7 +7,8 @@ per round of opponent moves. ``PolicyStack`` stacks the snapshots' weights (they
 they are one run's exports) and ``PolicyStack.actions`` runs every row through its own policy in one numba
 kernel, skipping the zero inputs (most of an observation), then picks each row's action: the most likely
 legal one, or a sample of the masked softmax by the Gumbel trick with the caller's uniform draws. The
-kernel's sums run in another order than BLAS's, so its logits agree with ``NumpyPolicy.logits`` to float32
+kernel's sums run in another order than BLAS's, each supply slot's part of the first layer is precomputed
+per card type and tanh is a rational fit, so its logits agree with ``NumpyPolicy.logits`` to float32
 rounding (tests/test_policy_batch.py), not bit for bit.
 """
 
@@ -46,6 +47,7 @@ class PolicyStack:
             self.index_positions = np.zeros(0, np.int64)
             self.rest_positions = positions
             self.projected = np.zeros((len(policies), 0, 1, width), np.float32)
+            self._first_rest = 0  # the first layer's row of the first plain float
         else:
             self.index_positions = positions[first._indices].astype(np.int64)
             self.rest_positions = positions[first._rest].astype(np.int64)
@@ -55,7 +57,7 @@ class PolicyStack:
             embedded_rows = self.weights[0][:, :slots * dim].reshape(len(policies), slots, dim, width)
             embeddings = np.stack([p.embedding for p in policies])
             self.projected = np.einsum("std,sjdh->sjth", embeddings, embedded_rows).astype(np.float32)
-        self._first_rest = self.projected.shape[1] * (first.embedding.shape[1] if first.embedding is not None else 0)
+            self._first_rest = slots * dim
 
     def logits(self, policy_ids, observations: np.ndarray) -> np.ndarray:
         """float32[k, A]: row j's logits by policy ``policy_ids[j]`` (as ``NumpyPolicy.logits``)."""
@@ -138,8 +140,8 @@ def _logits(x, ids, index_positions, rest_positions, projected, first_rest, weig
         out[r] = h[:n]
 
 
-# tanh as a rational function on [-9, 9] (beyond, tanh is 1 in float32): the polynomial coefficients of the
-# usual float32 minimax fit, to a few float32 ulps of np.tanh; unlike np.tanh it vectorises inside the kernel.
+# tanh as a rational function on [-9, 9] (beyond, tanh is 1 in float32), with the coefficients of the float32
+# fit that Eigen and XLA use: within 4e-7 of np.tanh (measured over [-12, 12]); unlike np.tanh, a call-free loop.
 _ALPHA = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11, 5.12229709037114e-08,
           1.48572235717979e-05, 6.37261928875436e-04, 4.89352455891786e-03)
 _BETA = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03)
