@@ -37,13 +37,12 @@ class UpdateThreads:
     def before_update(self) -> int:
         """The thread count for the next update (and start timing it)."""
         untried = [c for c in self.choices if c not in self.seconds]
-        fastest = self.fastest()
         if untried:
             self.current = untried[0]
         elif self.updates >= self.next_probe:
             self.current = max(self.choices, key=self.seconds.get)  # re-try the slower one
         else:
-            self.current = fastest
+            self.current = self.fastest()
         self._started = self.clock()
         return self.current
 

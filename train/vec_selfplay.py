@@ -41,7 +41,7 @@ class PoolOpponents:
         self.entries: list = []  # id -> ("snapshot", step, policy) | ("random",) | ("agent", spec, agent)
         self._ids: dict = {}
         self._is_snapshot = np.zeros(0, bool)  # by entry id
-        self._stacked = None  # (the snapshot entry ids, their PolicyStack or None)
+        self._stacked = None  # (their PolicyStack or None,) of the snapshot entries; None: to build
         self._stack_index = np.zeros(0, np.int64)  # entry id -> index in the stack
         self.assigned = np.zeros((0, MAX_PLAYERS), np.int64)
         self.previous: dict[int, list[str]] = {}  # game -> the names of its last opponents, kept at a re-deal
@@ -61,6 +61,8 @@ class PoolOpponents:
             found = self._ids[key] = len(self.entries)
             self.entries.append(entry)
             self._is_snapshot = np.append(self._is_snapshot, entry[0] == "snapshot")
+            if entry[0] == "snapshot":
+                self._stacked = None
         return found
 
     def seat(self, rows, num_players, learner_seats) -> None:
@@ -123,15 +125,15 @@ class PoolOpponents:
         return out
 
     def _stack(self) -> PolicyStack | None:
-        """A PolicyStack of every snapshot entry (rebuilt when one is added), or None where they differ."""
-        snapshot_ids = np.flatnonzero(self._is_snapshot)
-        if self._stacked is None or len(self._stacked[0]) != len(snapshot_ids):
+        """A PolicyStack of every snapshot entry (built again after one is added), or None where they differ."""
+        if self._stacked is None:
+            snapshot_ids = np.flatnonzero(self._is_snapshot)
             policies = [self.entries[e][2] for e in snapshot_ids.tolist()]
             same = all(same_architecture(policies[0], p) for p in policies)
             self._stack_index = np.full(len(self.entries), -1, np.int64)
             self._stack_index[snapshot_ids] = np.arange(len(snapshot_ids))
-            self._stacked = (snapshot_ids, PolicyStack(policies) if same else None)
-        return self._stacked[1]
+            self._stacked = (PolicyStack(policies) if same else None,)
+        return self._stacked[0]
 
 
 def _policy_actions(policy: NumpyPolicy, observations, masks, rng, deterministic: bool) -> np.ndarray:
