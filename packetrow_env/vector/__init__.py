@@ -18,6 +18,7 @@ from ..scoring import banker_points_batch, final_rewards_batch
 from ..state import HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, OVER, PAY, SHIPS, State
 from . import rules
 from .batch import WORDS, Batch, allocate, from_games
+from .seeded_shuffle import STATE_WORDS, state_dict
 from .tables import DISCARD as DISCARD_PILE, table
 
 __all__ = ["VectorGame", "IllegalActionError"]
@@ -72,26 +73,27 @@ class VectorGame:
         self._mask = np.zeros((b, actions.NUM_ACTIONS), bool)
         self._ended = np.zeros(b, bool)  # games that ended on the last step
         self._final = np.zeros((2, b, MAX_PLAYERS), np.int64)  # VP and cash of each game's last finish
-        self._rng_states = [None] * b
+        self._rng = np.zeros((b, STATE_WORDS), np.uint64)  # each game's generator after its deal (seeded_shuffle)
+        self._rng_states = [None] * b  # or, for games continued by from_games, their own generator's state
+        self._board_cards = np.full((4, MAX_DECK), -1, np.int64)
+        for board, ids in enumerate(self.cards.board_cards):
+            self._board_cards[board, :len(ids)] = ids
+        self._board_sizes = np.array([len(ids) for ids in self.cards.board_cards], np.int64)
+        self._start_contracts = np.asarray(self.cards.start_contracts, dtype=np.int64)
         self.seeds = np.array(seeds, dtype=np.int64)
         self._next_seed = int(self.seeds.max()) + 1 if b else 0
         self._encoders = {}
 
     # ------------------------------------------------------------------ setup
     def _deal(self, rows: np.ndarray, seeds) -> None:
-        """Deal games ``rows`` as Game.new(num_players, seed) does: its shuffles from the seed's generator, in its
-        order (R-SETUP-2, R-SETUP-5), laid out by the compiled ``rules.deal``; then refresh their masks."""
-        cat = self.cards
-        decks = np.full((4, MAX_DECK), -1, np.int64)
-        sizes = np.array([len(ids) for ids in cat.board_cards], np.int64)
-        for i, seed in zip(rows.tolist(), seeds):
-            rng = np.random.default_rng(int(seed))
-            for board in range(4):
-                decks[board, :sizes[board]] = rng.permutation(cat.board_cards[board])
-            starts = rng.permutation(cat.start_contracts)
-            rules.deal(self.batch, self._hands, i, int(self._players[i]), decks, sizes, starts)
-            self._rng_states[i] = rng.bit_generator.state  # as Game.new keeps it: the generator after the deal
-            self.seeds[i] = seed
+        """Deal games ``rows`` as Game.new(num_players, seed) does (its generator's shuffles, compiled in
+        ``seeded_shuffle``; R-SETUP-1..7), then refresh their masks."""
+        seeds = np.asarray(seeds, dtype=np.int64)
+        rules.deal_seeded(self.batch, self._hands, rows, self._players, seeds, self._board_cards, self._board_sizes,
+                          self._start_contracts, self._rng)
+        self.seeds[rows] = seeds
+        for i in rows.tolist():
+            self._rng_states[i] = None
         self._final[:, rows] = 0
         rules.masks_of(self.batch, self._table, self._contract_ids, self._hands, self._mask, rows)
 
@@ -286,7 +288,8 @@ class VectorGame:
         i = _check_index(i, self.num_games)
         b = self.batch
         n = int(b.num_players[i])
-        s = State(n, rng_state=self._rng_states[i])
+        rng_state = self._rng_states[i]
+        s = State(n, rng_state=state_dict(self._rng[i]) if rng_state is None else rng_state)
         for name in ("location", "deck", "deck_top", "deck_end", "current", "future", "exhausted", "chosen",
                      "cash", "has_piece"):
             getattr(s, name)[...] = getattr(b, name)[i]
@@ -341,8 +344,8 @@ def _count(value, what: str) -> int:
 def _check_seeds(seeds) -> list[int]:
     seeds = list(seeds)
     for s in seeds:
-        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)) or s < 0:
-            raise ValueError(f"seeds must be non-negative integers, got {s!r}")
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)) or not 0 <= s < 2 ** 63:
+            raise ValueError(f"seeds must be integers from 0 to 2**63 - 1, got {s!r}")
     return [int(s) for s in seeds]
 
 

@@ -38,10 +38,19 @@ class RandomOpponents:
 
 
 def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random legal action per row of ``masks`` (bool[k, A], each row with a legal action)."""
-    # the r-th legal action, r uniform below the row's count: one draw per row, not one per action
-    pick = (rng.random(len(masks)) * masks.sum(axis=1)).astype(np.int64)
-    return (masks.cumsum(axis=1, dtype=np.int16) > pick[:, None]).argmax(axis=1)
+    """One uniformly random legal action per row of ``masks`` (bool[k, A]); 0 in rows without a legal action."""
+    # the r-th legal action, r uniform below the row's count: one draw per row, not one per action, read from
+    # the flat list of legal actions (row by row) instead of a cumulative sum over every action
+    counts = np.count_nonzero(masks, axis=1)
+    first = np.cumsum(counts) - counts
+    pick = first + (rng.random(len(masks)) * counts).astype(np.int64)
+    legal = np.flatnonzero(masks)
+    if counts.all():
+        return legal[pick] - np.arange(len(masks)) * masks.shape[1]
+    out = np.zeros(len(masks), np.int64)
+    some = counts > 0
+    out[some] = legal[pick[some]] - np.flatnonzero(some) * masks.shape[1]
+    return out
 
 
 class RowObservations:

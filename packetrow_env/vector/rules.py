@@ -17,6 +17,7 @@ from ..cards import ASSISTANT, BANKER, BUILDING, MONEY, SHIP
 from ..state import (MAX_PLAYERS, CHOOSE_BOARD, CURRENT, DECK, DISCARD, FUTURE, FUTURE_SLOTS, HAND, MAX_SUPPLY, MUST_TAKE, OVER,
                      PAY, REMOVED, SHIPS, STARTING_CASH, END_THRESHOLD as _END, SUPPLY_SIZE as _SUPPLY_SIZE, TAKE, TWO_PLAYER_REMOVAL)
 from .batch import WORDS
+from .seeded_shuffle import seed_state, shuffle
 from .shipment import GAVE_UP, addable, best_fulfilment, cheapest_cover, fulfillable, payment_options
 from .tables import COST, DISCARD as DISCARD_PILE, KIND, MONEY as MONEY_VALUE, NUMBER, REWARD, VP
 
@@ -26,6 +27,10 @@ TAKE_ACTION, TAKE_FUTURE, PASS = actions.TAKE, actions.TAKE_FUTURE, actions.PASS
 END_THRESHOLD = np.array([0, 0] + [_END[n] for n in range(2, 6)], dtype=np.int64)  # by player count (R-END-1)
 SUPPLY_SIZE = np.array([0, 0] + [_SUPPLY_SIZE[n] for n in range(2, 6)], dtype=np.int64)  # R-SETUP-4
 _JIT = dict(cache=True, nogil=True)
+# Kernels that take the Batch (a tuple of ~30 arrays) are compiled without reference counting: with it every call
+# increfs and decrefs each array, measured at ~200 ns a call, half of a step's time. They allocate nothing (scratch
+# comes from the batch loops) and call only shipment's kernels, which are compiled with reference counting on.
+_NO_REFCOUNT = dict(_JIT, _nrt=False)
 
 
 class HandCache(NamedTuple):
@@ -47,7 +52,7 @@ def hand_cache(num_games: int) -> HandCache:
 
 # ------------------------------------------------------------------ what a seat holds
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _resources(b, i, p, out):
     """The sorted ids of seat p's hand and ships into ``out``; returns how many."""
     n = 0
@@ -60,7 +65,7 @@ def _resources(b, i, p, out):
     return n
 
 
-@numba.njit(inline='never', **_JIT)
+@numba.njit(inline='never', **_NO_REFCOUNT)
 def _contracts_in_hand(b, tab, i, p, res, n, con):
     """The contracts among the first ``n`` of ``res`` that lie in seat p's hand, into ``con``; returns how many."""
     k = 0
@@ -72,7 +77,7 @@ def _contracts_in_hand(b, tab, i, p, res, n, con):
     return k
 
 
-@numba.njit(inline='never', **_JIT)
+@numba.njit(inline='never', **_NO_REFCOUNT)
 def _fulfillable(b, tab, i, p, res, con):
     """Bitmask over contract numbers: contracts in p's hand that could be shipped on their own now."""
     n = _resources(b, i, p, res)
@@ -93,7 +98,7 @@ def _fulfillable(b, tab, i, p, res, con):
 
 # ------------------------------------------------------------------ legality
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _choosable(b, i, board):
     """Not chosen this round and holding a card in its current or future supply (R-ROUND-1)."""
     if b.chosen[i, board]:
@@ -107,7 +112,7 @@ def _choosable(b, i, board):
     return False
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _affordable(b, tab, i, board, budget, has_assistant, mask):
     """Mark the takes on ``board`` the budget allows (R-TAKE-1, R-TAKE-2, R-TAKE-4); whether any is."""
     any_take = False
@@ -127,7 +132,7 @@ def _affordable(b, tab, i, board, budget, has_assistant, mask):
     return any_take
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _others_have_taken(b, i):
     """Only the harbour master still holds his piece (R-ROUND-5)."""
     held = 0
@@ -136,7 +141,7 @@ def _others_have_taken(b, i):
     return held == 1
 
 
-@numba.njit(inline='never', **_JIT)
+@numba.njit(inline='never', **_NO_REFCOUNT)
 def _pending_mask(b, tab, i, p, mask, res, con):
     """While a shipment is staged: the contracts in hand it can take too, and ship (R-SHIP-6)."""
     n = _resources(b, i, p, res)
@@ -146,7 +151,7 @@ def _pending_mask(b, tab, i, p, mask, res, con):
     mask[SHIP_ACTION] = True
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def compute_mask(b, tab, i, hc, mask, res, con):
     """Game i's legal actions into ``mask`` (cleared first), as ``Game._compute_mask``."""
     mask[:] = False
@@ -189,7 +194,7 @@ def compute_mask(b, tab, i, hc, mask, res, con):
 
 # ------------------------------------------------------------------ one action
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _ask_next(b, i):
     """The next seat after the current one that still holds his piece, or the harbour master (R-ROUND-2)."""
     n = b.num_players[i]
@@ -201,7 +206,7 @@ def _ask_next(b, i):
     b.current_player[i] = p
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _refill(b, i, board):
     """Refill a board (R-REFILL-1, R-REFILL-2, R-VAR-2), as ``engine._refill``."""
     loc = b.location[i]
@@ -209,27 +214,23 @@ def _refill(b, i, board):
         c = b.current[i, board, s]
         if c >= 0:
             loc[c] = DISCARD + board
-    slots = np.empty(MAX_SUPPLY, np.int64)
-    moved = 0
-    for s in range(FUTURE_SLOTS):
+        b.current[i, board, s] = -1
+    filled = 0
+    for s in range(FUTURE_SLOTS):  # the future supply moves down first
         c = b.future[i, board, s]
         if c >= 0:
-            slots[moved] = c
-            moved += 1
+            b.current[i, board, filled] = c
+            loc[c] = CURRENT + board
+            filled += 1
     top = np.int64(b.deck_top[i, board])
     end = np.int64(b.deck_end[i, board])
-    size = np.int64(b.supply_size[i])
-    count = min(size - moved, end - top)
-    filled = moved
+    count = min(np.int64(b.supply_size[i]) - filled, end - top)
     for j in range(count):
-        slots[filled] = b.deck[i, board, top + j]
+        c = b.deck[i, board, top + j]
+        b.current[i, board, filled] = c
+        loc[c] = CURRENT + board
         filled += 1
     top += count
-    for s in range(MAX_SUPPLY):
-        c = slots[s] if s < filled else -1
-        b.current[i, board, s] = c
-        if c >= 0:
-            loc[c] = CURRENT + board
     upcoming = min(top + FUTURE_SLOTS, end) - top
     for s in range(FUTURE_SLOTS):
         c = b.deck[i, board, top + s] if s < upcoming else -1
@@ -237,11 +238,11 @@ def _refill(b, i, board):
         if c >= 0:
             loc[c] = FUTURE + board
     b.deck_top[i, board] = top + upcoming
-    if filled < size:  # R-REFILL-2: exhausted for good
+    if filled < b.supply_size[i]:  # R-REFILL-2: exhausted for good
         b.exhausted[i, board] = 1
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _discard_bits(b, tab, i, bits):
     """Move every card of a bitset to its discard pile."""
     for w in range(WORDS):
@@ -252,7 +253,7 @@ def _discard_bits(b, tab, i, bits):
                 b.location[i, c] = tab[DISCARD_PILE, c]
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _settle(b, tab, i, p, paid, hc):
     """Discard the staged contracts and the payment, take the reward (R-SHIP-1, R-SHIP-8)."""
     _discard_bits(b, tab, i, paid)
@@ -266,14 +267,19 @@ def _settle(b, tab, i, p, paid, hc):
     hc.dirty[i, p] = 1
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _ship(b, tab, i, p, hc, res, con):
     """Fulfil the staged shipment: at once with its only payment option, else enter phase pay (R-SHIP-7)."""
     n = _resources(b, i, p, res)
     npend = b.n_pending[i]
-    for j in range(npend):
-        con[j] = b.pending[i, j]
-    count = payment_options(tab, res[:n], np.sort(con[:npend]), b.options[i])
+    for j in range(npend):  # the staged contracts, sorted by insertion (a few at most)
+        c = b.pending[i, j]
+        k = j
+        while k > 0 and con[k - 1] > c:
+            con[k] = con[k - 1]
+            k -= 1
+        con[k] = c
+    count = payment_options(tab, res[:n], con[:npend], b.options[i])
     b.n_options[i] = count
     if count == 1:
         _settle(b, tab, i, p, b.options[i, 0], hc)
@@ -282,7 +288,7 @@ def _ship(b, tab, i, p, hc, res, con):
         b.phase[i] = PAY
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _pay_cost(b, tab, i, p, cost, res, bits, hc):
     """Pay a cost, cashing money cards from hand when cash is short (R-TAKE-3, R-TAKE-4)."""
     cash = np.int64(b.cash[i, p])
@@ -300,7 +306,7 @@ def _pay_cost(b, tab, i, p, cost, res, bits, hc):
     b.cash[i, p] = cash - cost
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _take(b, tab, i, p, slot, assistant, hc, res, bits):
     """Take a card from the chosen board's current (or, with an assistant, future) supply (R-TAKE-1..5)."""
     board = b.current_board[i]
@@ -327,7 +333,7 @@ def _take(b, tab, i, p, slot, assistant, hc, res, bits):
     hc.dirty[i, p] = 1
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _finish(b, tab, i, hc, res, con, bits, paid):
     """Final fulfilment, cashing and the end of the game (R-SCORE-1)."""
     loc = b.location[i]
@@ -358,7 +364,7 @@ def _finish(b, tab, i, hc, res, con, bits, paid):
     b.pending[i, :] = -1
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _end_round(b, tab, i, hc, res, con, bits, paid):
     """Refill the chosen boards in board order, then end the game or pass the harbour master on (R-REFILL, R-END-1)."""
     for board in range(4):  # R-REFILL-1, R-REFILL-3: sorted(chosen_order) is the chosen boards in board order
@@ -383,7 +389,7 @@ def _end_round(b, tab, i, hc, res, con, bits, paid):
     b.current_player[i] = b.harbour_master[i]
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def apply(b, tab, contract_ids, i, a, hc, res, con, bits, paid):
     """Apply legal action ``a`` of game i's current player, as ``Game.step`` after its legality check."""
     h = b.n_history[i]
@@ -480,7 +486,7 @@ def holdings(b, tab, rows, building_vp, bankers):
                     bankers[j, q] += 1
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def deal(b, hc, i, n, decks, sizes, starts):
     """Set up game i for ``n`` players from its shuffled decks and starting contracts, as ``Game.new`` (R-SETUP-1..7).
 
@@ -536,3 +542,21 @@ def deal(b, hc, i, n, decks, sizes, starts):
     hc.dirty[i, :] = 1
     hc.money[i, :] = 0  # a hand holds only its starting contract
     hc.assistants[i, :] = 0
+
+
+@numba.njit(**_JIT)
+def deal_seeded(b, hc, rows, players, seeds, board_cards, sizes, start_contracts, rng):
+    """Deal games ``rows`` as ``Game.new(players[j], seeds[j])``: its generator's shuffles (board decks in board
+    order, then the starting contracts) by ``seeded_shuffle``, the generator's state after the deal into ``rng``."""
+    decks = np.empty_like(board_cards)
+    starts = np.empty_like(start_contracts)
+    for j in range(rows.shape[0]):
+        i = rows[j]
+        st = rng[i]
+        seed_state(seeds[j], st)
+        for board in range(4):  # R-SETUP-2
+            decks[board, :] = board_cards[board, :]
+            shuffle(st, decks[board, :sizes[board]])
+        starts[:] = start_contracts
+        shuffle(st, starts)  # R-SETUP-5
+        deal(b, hc, i, players[i], decks, sizes, starts)

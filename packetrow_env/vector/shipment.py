@@ -42,11 +42,13 @@ SUBSET_BUDGET = 1 << 14
 WORK_BUDGET = 1 << 21
 GAVE_UP = -1
 _INF = 1 << 62  # above every cost below; sums of a few costs stay inside int64
+# reference counting on even where a caller (rules' kernels over the Batch) compiles without it: these allocate
+_JIT = dict(cache=True, _nrt=True)
 
 
 # ---------------------------------------------------------------- small helpers
 
-@njit(cache=True)
+@njit(**_JIT)
 def _popcount(x):
     """Set bits of a non-negative int."""
     n = 0
@@ -56,13 +58,13 @@ def _popcount(x):
     return n
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _add_card(bits, c):
     """Set card c in a bitset."""
     bits[c >> 6] |= np.int64(1) << np.int64(c & 63)
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _has_above(s, w, low):
     """Whether bitset s holds a card above the single bit `low` of word w."""
     if s[w] & ~(low | (low - 1)):
@@ -73,7 +75,7 @@ def _has_above(s, w, low):
     return False
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _lex_less(a, b):
     """Whether bitset a, as a sorted id list, comes before b (Python tuple order: a prefix comes first)."""
     for w in range(a.shape[0]):
@@ -86,7 +88,7 @@ def _lex_less(a, b):
     return False
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _gold_ok(r, singles, doubles):
     """Whether gold nuggets cover the remaining demand r (R-SHIP-3); shipping._gold_ok."""
     total = 0
@@ -97,7 +99,7 @@ def _gold_ok(r, singles, doubles):
     return singles + 2 * doubles >= total + max(0, odd - singles)
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _demand(tab, con, demand):
     """Fill units per good of the contracts; return their destinations as a bit mask."""
     demand[:] = 0
@@ -108,7 +110,7 @@ def _demand(tab, con, demand):
     return dests
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _resources(tab, res, own, cg, cq):
     """Count the shipment cards of res: own units per good and the goods cards' (good, units) go to own/cg/cq.
 
@@ -143,7 +145,7 @@ def _resources(tab, res, own, cg, cq):
     return ships, captains, native, singles, doubles, traders, n
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _ships_ok(ships, captains, native, dests):
     """R-SHIP-2, R-SHIP-5: a ship per destination; destinations without a ship of their own need a captain."""
     return _popcount(dests) <= ships and _popcount(dests & ~native) <= captains
@@ -151,7 +153,7 @@ def _ships_ok(ships, captains, native, dests):
 
 # ---------------------------------------------------------------- feasibility
 
-@njit(cache=True)
+@njit(**_JIT)
 def _radices(demand, stride):
     """Strides of the mixed-radix index of open demand (radix demand[g] + 1); returns the number of states."""
     p = 1
@@ -161,7 +163,7 @@ def _radices(demand, stride):
     return p
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _trade_search(demand, singles, doubles, traders, cg, cq, n):
     """Exact goods feasibility with traders (R-SHIP-3, R-SHIP-4) by a dynamic program over open demand.
 
@@ -203,13 +205,13 @@ def _trade_search(demand, singles, doubles, traders, cg, cq, n):
     return False
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _goods_ok(demand, own, singles, doubles, traders, cg, cq, n):
     """Whether goods, gold and traders meet the demand per good (R-SHIP-2..4)."""
     return _goods_work(demand, own, singles, doubles, traders, cg, cq, n)[0]
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _goods_work(demand, own, singles, doubles, traders, cg, cq, n):
     """(_goods_ok, the steps its trader search took): counting first, then the search."""
     need = 0
@@ -257,7 +259,7 @@ def _goods_work(demand, own, singles, doubles, traders, cg, cq, n):
     return _trade_search(demand, singles, doubles, traders, cg, cq, n), states * n
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def feasible(tab, res, con):
     """Whether contracts `con` can be fulfilled together with `res` (shipping.can_fulfil; R-SHIP-1..5)."""
     if con.shape[0] == 0:
@@ -272,7 +274,7 @@ def feasible(tab, res, con):
     return _goods_ok(demand, own, singles, doubles, traders, cg, cq, m)
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def fulfillable(tab, res, contracts, out):
     """Write into `out` the contracts that can each be fulfilled on their own (engine._fulfillable_contracts);
     returns how many."""
@@ -291,7 +293,7 @@ def fulfillable(tab, res, contracts, out):
     return found
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def addable(tab, res, pending, contracts, out):
     """Write into `out` the contracts of `contracts` not pending that can join the pending shipment (the mask
     while a shipment is staged, R-SHIP-6); returns how many."""
@@ -319,7 +321,7 @@ def addable(tab, res, pending, contracts, out):
 
 # ---------------------------------------------------------------- payment options (R-SHIP-7)
 
-@njit(cache=True)
+@njit(**_JIT)
 def _classes(tab, res, ship_side, members, counts):
     """Group the ship-side (ships, captains) or goods-side (gold, goods, traders) cards of res by payment class.
 
@@ -347,7 +349,7 @@ def _classes(tab, res, ship_side, members, counts):
     return ncls
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _first_vector(v, lim, idx, n, total):
     """Fill v[idx[:n]] greedily from the left with `total` units under the limits; False if they cannot hold it."""
     for i in range(n):
@@ -357,7 +359,7 @@ def _first_vector(v, lim, idx, n, total):
     return total == 0
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _next_vector(v, lim, idx, n):
     """Step v[idx[:n]] to the next vector of the same sum under the limits (decreasing lexicographic order)."""
     room = 0  # capacity of the positions right of i
@@ -378,7 +380,7 @@ def _next_vector(v, lim, idx, n):
     return False
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _grow(bits, vals, n):
     """The part arrays with room for one more (doubled when full)."""
     if n < vals.shape[0]:
@@ -390,7 +392,7 @@ def _grow(bits, vals, n):
     return bits2, vals2
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _ship_parts(tab, members, counts, ncls, dests):
     """Every minimal ship part for the destinations `dests`, as (bitsets, values, count).
 
@@ -440,7 +442,7 @@ def _ship_parts(tab, members, counts, ncls, dests):
     return bits, vals, n
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _counts_ok(tab, members, ncls, v, demand, own, cg, cq):
     """Goods feasibility of v[j] cards of each goods-side class j (the oracle of the minimal-part search)."""
     own[:] = 0
@@ -469,7 +471,7 @@ def _counts_ok(tab, members, ncls, v, demand, own, cg, cq):
     return _goods_ok(demand, own, singles, doubles, traders, cg, cq, n)
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _goods_parts(tab, members, counts, ncls, demand, ncards):
     """Every minimal goods part (lowest ids per class) meeting `demand`, as (bitsets, values, count).
 
@@ -565,7 +567,7 @@ def _goods_parts(tab, members, counts, ncls, demand, ncards):
     return bits, vals, n
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _before(value_a, bits_a, value_b, bits_b):
     """R-SHIP-7 order: less total value first, then the sorted card ids."""
     if value_a != value_b:
@@ -573,7 +575,7 @@ def _before(value_a, bits_a, value_b, bits_b):
     return _lex_less(bits_a, bits_b)
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def payment_options(tab, res, con, out):
     """Write the first K = MAX_PAYMENT_OPTIONS payment options of the shipment `con` into out (int64[K, WORDS]
     bitsets) in R-SHIP-7 order, as payment.payment_options; returns how many (0: it cannot be fulfilled)."""
@@ -617,7 +619,7 @@ def payment_options(tab, res, con, out):
 
 # ---------------------------------------------------------------- the cheapest payment (R-SHIP-7)
 
-@njit(cache=True)
+@njit(**_JIT)
 def _cheapest_goods(tab, res, demand, out_bits):
     """Add the cheapest goods part meeting `demand` (least value, then lowest ids) to out_bits; its value, -1: none.
 
@@ -693,7 +695,7 @@ def _cheapest_goods(tab, res, demand, out_bits):
     return value
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _cheapest_ships(tab, res, dests, out_bits):
     """Add the cheapest minimal ship part for `dests` (least value, then lowest ids) to out_bits; its value, -1: none."""
     n = res.shape[0]
@@ -712,7 +714,7 @@ def _cheapest_ships(tab, res, dests, out_bits):
     return vals[best]
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def cheapest_payment(tab, res, con, out_bits):
     """Write the R-SHIP-7 payment of `con` (shipping.payment: least value, then lowest ids; the first payment
     option) into out_bits; returns its value, or -1 if the shipment cannot be fulfilled."""
@@ -728,7 +730,7 @@ def cheapest_payment(tab, res, con, out_bits):
 
 # ---------------------------------------------------------------- the final fulfilment (R-SCORE-1)
 
-@njit(cache=True)
+@njit(**_JIT)
 def _subset_demand(tab, contracts, mask, demand):
     """Units per good of the contracts picked by `mask` (bit i: contracts[i]); returns their destinations."""
     demand[:] = 0
@@ -741,7 +743,7 @@ def _subset_demand(tab, contracts, mask, demand):
     return dests
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def best_fulfilment(tab, res, contracts, out_contracts, out_paid):
     """The final fulfilment of R-SCORE-1 (shipping.best_fulfilment): the contracts paying the most, then the least
     payment value, then the smallest sorted id list, into out_contracts; their R-SHIP-7 payment into out_paid.
@@ -839,7 +841,7 @@ def best_fulfilment(tab, res, contracts, out_contracts, out_paid):
 
 # ---------------------------------------------------------------- cashing money (R-TAKE-4)
 
-@njit(cache=True)
+@njit(**_JIT)
 def cheapest_cover(tab, hand, shortfall, out_bits):
     """Write the money cards cashed for a shortfall (engine._cheapest_cover, R-TAKE-4: fewest cards, then least
     total, then lowest ids) into out_bits; returns their total, or -1 if all the money cards cannot cover it."""
