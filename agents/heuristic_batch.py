@@ -33,6 +33,9 @@ from . import heuristic as h
 __all__ = ["heuristic_actions"]
 
 _JIT = dict(cache=True, nogil=True)
+# The per-game kernels take the Batch and a dozen scratch arrays: compiled without reference counting, as rules'
+# kernels are (every call would incref and decref each array); they allocate nothing, _actions hands them scratch.
+_NO_REFCOUNT = dict(_JIT, _nrt=False)
 NUM_GOODS = len(GOODS)
 ADD_CONTRACT, SHIP_ACTION, PAY_ACTION = actions.ADD_CONTRACT, actions.SHIP, actions.PAY
 TAKE_ACTION, TAKE_FUTURE, PASS = actions.TAKE, actions.TAKE_FUTURE, actions.PASS
@@ -166,7 +169,7 @@ def _sees(mode: str) -> np.ndarray:
 
 # ------------------------------------------------------------------ hand summaries (heuristic._Needs)
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _add(nd, con, s, tab, c, ship):
     """Count card c into summary s: into the hand, or (``ship``) as a ship in front of the seat."""
     if ship:
@@ -200,16 +203,17 @@ def _add(nd, con, s, tab, c, ship):
         nd[s, ASSISTANTS] += 1
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _copy(nd, con, source, target):
     """Summary ``target`` := summary ``source``."""
-    nd[target, :] = nd[source, :]
+    for f in range(NUM_FIELDS):  # element by element: a slice copy may allocate a temporary (no refcounting here)
+        nd[target, f] = nd[source, f]
     for k in range(nd[source, NUM_CONTRACTS]):
         for f in range(3):
             con[target, k, f] = con[source, k, f]
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _short(nd, s, short):
     """Units still needed per good after goods in hand (``_Needs.missing``'s first step) into ``short``;
     returns the spare units beyond the demand."""
@@ -222,7 +226,7 @@ def _short(nd, s, short):
     return spare
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _missing(nd, s, g, short):
     """``_Needs.missing``: units of good g the contracts still need, after goods and gold in hand."""
     _short(nd, s, short)
@@ -233,7 +237,7 @@ def _missing(nd, s, g, short):
     return max(0, short[g] - spare_gold)
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _potential(nd, con, s, t, params, powers, short, order):
     """``_Needs.potential``: the expected contract money of summary s at time left t."""
     spare = _short(nd, s, short)
@@ -266,7 +270,7 @@ def _potential(nd, con, s, t, params, powers, short, order):
 
 # ------------------------------------------------------------------ values (heuristic.card_value)
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _card_value(tab, nd, con, pot, budget, n, seat, card, t, params, flexibility, powers, lead, short, order):
     """``card_value``: what taking ``card`` is worth to ``seat``, in dollars."""
     kind = tab[KIND, card]
@@ -311,7 +315,7 @@ def _card_value(tab, nd, con, pot, budget, n, seat, card, t, params, flexibility
     return 0.0
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _own_best(b, tab, i, nd, con, pot, budget, n, seat, board, taken, num_taken, t, params, flexibility, powers,
               lead, short, order):
     """``HeuristicAgent._own_best``: the most ``seat`` gets from a board's current supply (but ``taken``), and
@@ -339,7 +343,7 @@ def _own_best(b, tab, i, nd, con, pot, budget, n, seat, board, taken, num_taken,
     return best
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _among(c, cards, count):
     for k in range(count):
         if cards[k] == c:
@@ -347,7 +351,7 @@ def _among(c, cards, count):
     return False
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _board_score(b, tab, i, nd, con, pot, budget, n, me, board, t, params, flexibility, powers, lead, short,
                  order, taken):
     """``HeuristicAgent._board_score`` (rule 3): his best card after the earlier takers', minus the rivals' best."""
@@ -381,7 +385,7 @@ def _board_score(b, tab, i, nd, con, pot, budget, n, me, board, t, params, flexi
     return own - params[P_RIVAL] * rivals
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _payment(b, tab, i, nd, con, me, staged, t, params, powers, short, order):
     """``choose_payment`` (rule 1): the index of the option that leaves the hand's expected money highest, less
     the card value it spends; ties keep the earlier option."""
@@ -409,7 +413,7 @@ def _payment(b, tab, i, nd, con, me, staged, t, params, powers, short, order):
     return best
 
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _best(values, acts, count, draw, tie):
     """``HeuristicAgent._best``: the option of highest value; exact ties broken by ``draw`` (uniform in [0, 1))."""
     top = values[0]
@@ -429,7 +433,7 @@ def _best(values, acts, count, draw, tie):
 
 # ------------------------------------------------------------------ one decision (HeuristicAgent.act)
 
-@numba.njit(**_JIT)
+@numba.njit(**_NO_REFCOUNT)
 def _act(b, tab, contract_ids, mask, i, sees, hides, t, draw, params, flexibility, powers, lead, nd, con, pot,
          budget, staged, short, order, taken, values, acts):
     """The agent's action for game i's player to act (``mask``: his legal actions)."""

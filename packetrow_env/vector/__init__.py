@@ -57,7 +57,7 @@ class VectorGame:
                 hand = g.hand(p)
                 vg._hands.money[i, p] = int(vg.cards.money[hand].sum())
                 vg._hands.assistants[i, p] = int((vg.cards.kind[hand] == ASSISTANT).sum())
-        rules.masks_of(vg.batch, vg._table, vg._contract_ids, vg._hands, vg._mask, rows)
+        rules.masks_of(vg.batch, vg._table, vg._contract_ids, vg._hands, vg._mask, rows, vg._scratch)
         return vg
 
     def _allocate(self, counts, seeds, autoreset, cards) -> None:
@@ -70,6 +70,7 @@ class VectorGame:
         self.batch: Batch = allocate(self.num_games)
         b = self.num_games
         self._hands = rules.hand_cache(b)
+        self._scratch = rules.scratch()
         self._mask = np.zeros((b, actions.NUM_ACTIONS), bool)
         self._ended = np.zeros(b, bool)  # games that ended on the last step
         self._final = np.zeros((2, b, MAX_PLAYERS), np.int64)  # VP and cash of each game's last finish
@@ -95,7 +96,7 @@ class VectorGame:
         for i in rows.tolist():
             self._rng_states[i] = None
         self._final[:, rows] = 0
-        rules.masks_of(self.batch, self._table, self._contract_ids, self._hands, self._mask, rows)
+        rules.masks_of(self.batch, self._table, self._contract_ids, self._hands, self._mask, rows, self._scratch)
 
     def reset(self, indices=None, seeds=None, num_players=None) -> None:
         """Re-deal games ``indices`` (default all) as ``Game.new(num_players, seed)`` would, with ``seeds``
@@ -159,8 +160,11 @@ class VectorGame:
         move); an illegal action in a moving game raises IllegalActionError naming the game and the action,
         and changes no game."""
         where = self._check_where(where)
-        acts = self._check_actions(acts, where)
-        rules.step(self.batch, self._table, self._contract_ids, acts, where, self._hands, self._mask, self._ended)
+        arr = self._check_actions(acts)
+        bad = rules.step(self.batch, self._table, self._contract_ids, arr, where, self._hands, self._mask, self._ended,
+                         self._scratch)
+        if bad >= 0:
+            raise self._illegal(np.asarray(acts), where)
         if self._hands.unsettled.any():
             self._settle_huge_hands()
         self._widen_history()
@@ -198,27 +202,30 @@ class VectorGame:
             raise ValueError(f"where must be a bool array of shape ({self.num_games},), got {arr.dtype} {arr.shape}")
         return arr
 
-    def _check_actions(self, acts, where) -> np.ndarray:
+    def _check_actions(self, acts) -> np.ndarray:
         arr = np.asarray(acts)
         if arr.shape != (self.num_games,) or arr.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_games},), one per game, got "
                              f"{'dtype ' + str(arr.dtype) + ', ' if arr.dtype.kind not in 'iu' else ''}shape {arr.shape}")
-        arr = arr.astype(np.int64)
+        if arr.dtype.kind == "u" and len(arr) and arr.max() >= actions.NUM_ACTIONS:
+            return np.where(arr < actions.NUM_ACTIONS, arr, -1).astype(np.int64)  # huge values must not wrap round
+        return arr.astype(np.int64, copy=False)
+
+    def _illegal(self, acts: np.ndarray, where: np.ndarray) -> IllegalActionError:
+        """The error for the illegal actions among ``acts`` (the step kernel found one and changed no game)."""
         running = (self.batch.phase != OVER) & where
-        in_range = (arr >= 0) & (arr < actions.NUM_ACTIONS)
+        in_range = (acts >= 0) & (acts < actions.NUM_ACTIONS)
         legal = np.zeros(self.num_games, bool)
-        legal[in_range] = self._mask[np.flatnonzero(in_range), arr[in_range]]
+        legal[in_range] = self._mask[np.flatnonzero(in_range), acts[in_range].astype(np.int64)]
         bad = np.flatnonzero(running & ~legal)
-        if len(bad):
-            i = int(bad[0])
-            a = int(arr[i])
-            what = (f"action {a} is out of range (actions are 0-{actions.NUM_ACTIONS - 1})"
-                    if not 0 <= a < actions.NUM_ACTIONS else f"action {a} ({actions.NAMES[a]}) is not legal")
-            legal_ids = ", ".join(f"{x} ({actions.NAMES[x]})" for x in np.flatnonzero(self._mask[i]))
-            more = f" ({len(bad) - 1} more games have illegal actions)" if len(bad) > 1 else ""
-            raise IllegalActionError(f"game {i}: {what} for player {int(self.batch.current_player[i])}; legal "
-                                     f"actions: {legal_ids}{more}; no game was changed")
-        return np.where(running, arr, 0)
+        i = int(bad[0])
+        a = int(acts[i])
+        what = (f"action {a} is out of range (actions are 0-{actions.NUM_ACTIONS - 1})"
+                if not 0 <= a < actions.NUM_ACTIONS else f"action {a} ({actions.NAMES[a]}) is not legal")
+        legal_ids = ", ".join(f"{x} ({actions.NAMES[x]})" for x in np.flatnonzero(self._mask[i]))
+        more = f" ({len(bad) - 1} more games have illegal actions)" if len(bad) > 1 else ""
+        return IllegalActionError(f"game {i}: {what} for player {int(self.batch.current_player[i])}; legal "
+                                  f"actions: {legal_ids}{more}; no game was changed")
 
     def _widen_history(self) -> None:
         h = self.batch.history

@@ -151,7 +151,7 @@ def _pending_mask(b, tab, i, p, mask, res, con):
     mask[SHIP_ACTION] = True
 
 
-@numba.njit(**_NO_REFCOUNT)
+@numba.njit(inline="always", **_NO_REFCOUNT)
 def compute_mask(b, tab, i, hc, mask, res, con):
     """Game i's legal actions into ``mask`` (cleared first), as ``Game._compute_mask``."""
     mask[:] = False
@@ -389,7 +389,7 @@ def _end_round(b, tab, i, hc, res, con, bits, paid):
     b.current_player[i] = b.harbour_master[i]
 
 
-@numba.njit(**_NO_REFCOUNT)
+@numba.njit(inline="always", **_NO_REFCOUNT)
 def apply(b, tab, contract_ids, i, a, hc, res, con, bits, paid):
     """Apply legal action ``a`` of game i's current player, as ``Game.step`` after its legality check."""
     h = b.n_history[i]
@@ -438,32 +438,46 @@ def apply(b, tab, contract_ids, i, a, hc, res, con, bits, paid):
 
 # ------------------------------------------------------------------ over the batch
 
-@numba.njit(**_JIT)
-def _scratch():
-    return (np.empty(256, np.int64), np.empty(64, np.int64), np.zeros(WORDS, np.int64), np.zeros(WORDS, np.int64))
+class Scratch(NamedTuple):
+    """Work arrays of the kernels, allocated once per batch: kernels without reference counting cannot allocate."""
+
+    res: np.ndarray  # int64[256]: a seat's resources (card ids)
+    con: np.ndarray  # int64[64]: contracts
+    bits: np.ndarray  # int64[WORDS]: a card bitset
+    paid: np.ndarray  # int64[WORDS]: a card bitset
 
 
-@numba.njit(**_JIT)
-def masks_of(b, tab, contract_ids, hc, out, rows):
+def scratch() -> Scratch:
+    """Fresh work arrays for ``masks_of`` and ``step``."""
+    return Scratch(np.empty(256, np.int64), np.empty(64, np.int64), np.zeros(WORDS, np.int64),
+                   np.zeros(WORDS, np.int64))
+
+
+@numba.njit(**_NO_REFCOUNT)
+def masks_of(b, tab, contract_ids, hc, out, rows, sc):
     """The legal masks of games ``rows`` into ``out[rows]`` (bool[B, NUM_ACTIONS])."""
-    res, con, _, _ = _scratch()
     for i in rows:
-        compute_mask(b, tab, i, hc, out[i], res, con)
+        compute_mask(b, tab, i, hc, out[i], sc.res, sc.con)
 
 
-@numba.njit(**_JIT)
-def step(b, tab, contract_ids, acts, where, hc, mask, ended):
-    """Apply ``acts[i]`` to every running game with ``where[i]`` (legality checked by the caller), then refresh
-    ``mask``. ``ended[i]`` is set where game i ended on this step.
+@numba.njit(**_NO_REFCOUNT)
+def step(b, tab, contract_ids, acts, where, hc, mask, ended, sc):
+    """Apply ``acts[i]`` to every running game with ``where[i]``, then refresh ``mask``; ``ended[i]`` is set where
+    game i ended on this step. Returns -1, or the first game whose action ``mask`` forbids, before any game moves.
     """
-    res, con, bits, paid = _scratch()
+    for i in range(acts.shape[0]):
+        if where[i] and b.phase[i] != OVER:
+            a = acts[i]
+            if a < 0 or a >= NUM_ACTIONS or not mask[i, a]:
+                return i
     for i in range(acts.shape[0]):
         ended[i] = False
         if not where[i] or b.phase[i] == OVER:
             continue
-        apply(b, tab, contract_ids, i, acts[i], hc, res, con, bits, paid)
+        apply(b, tab, contract_ids, i, acts[i], hc, sc.res, sc.con, sc.bits, sc.paid)
         ended[i] = b.phase[i] == OVER
-        compute_mask(b, tab, i, hc, mask[i], res, con)
+        compute_mask(b, tab, i, hc, mask[i], sc.res, sc.con)
+    return -1
 
 
 @numba.njit(**_JIT)
