@@ -207,9 +207,7 @@ class VectorGame:
         if arr.shape != (self.num_games,) or arr.dtype.kind not in "iu":
             raise ValueError(f"actions must be an integer array of shape ({self.num_games},), one per game, got "
                              f"{'dtype ' + str(arr.dtype) + ', ' if arr.dtype.kind not in 'iu' else ''}shape {arr.shape}")
-        if arr.dtype.kind == "u" and len(arr) and arr.max() >= actions.NUM_ACTIONS:
-            return np.where(arr < actions.NUM_ACTIONS, arr, -1).astype(np.int64)  # huge values must not wrap round
-        return arr.astype(np.int64, copy=False)
+        return arr.astype(np.int64, copy=False)  # unsigned values past int64 wrap to negative: illegal as well
 
     def _illegal(self, acts: np.ndarray, where: np.ndarray) -> IllegalActionError:
         """The error for the illegal actions among ``acts`` (the step kernel found one and changed no game)."""

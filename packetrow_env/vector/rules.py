@@ -560,8 +560,9 @@ def deal(b, hc, i, n, decks, sizes, starts):
 
 @numba.njit(**_JIT)
 def deal_seeded(b, hc, rows, players, seeds, board_cards, sizes, start_contracts, rng):
-    """Deal games ``rows`` as ``Game.new(players[j], seeds[j])``: its generator's shuffles (board decks in board
-    order, then the starting contracts) by ``seeded_shuffle``, the generator's state after the deal into ``rng``."""
+    """Deal game ``rows[j]`` as ``Game.new(players[rows[j]], seeds[j])``: its generator's shuffles (board decks in
+    board order, then the starting contracts) by ``seeded_shuffle``, the generator's state after the deal into
+    ``rng``."""
     decks = np.empty_like(board_cards)
     starts = np.empty_like(start_contracts)
     for j in range(rows.shape[0]):
