@@ -10,6 +10,7 @@ from packetrow_env.compact_observation import encoder as compact_encoder
 from packetrow_env.observation import encoder
 from packetrow_env.scoring import final_rewards
 from packetrow_env.vector import VectorGame
+from packetrow_env.vector.learner import random_legal
 
 
 def choose(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -195,3 +196,42 @@ def test_R_SCORE_1_a_huge_hand_is_settled_by_the_reference_search():
     assert game.is_over and vg.is_over.all() and settled
     assert vg.game(0).to_dict() == game.to_dict()
     assert vg.scores()[1][0, :2].tolist() == [row["cash"] for row in game.scores()]
+
+
+def test_out_of_range_and_huge_unsigned_actions_are_illegal():
+    """Out-of-range actions (unsigned ones past int64 too) raise before any game moves."""
+    vg = VectorGame(2, seeds=range(3))
+    before = [vg.game(i).to_dict() for i in range(3)]
+    acts = vg.legal_action_mask().argmax(axis=1).astype(np.uint64)
+    acts[1] = np.uint64(2 ** 64 - 1)
+    with pytest.raises(IllegalActionError, match=r"game 1: action 18446744073709551615 is out of range"):
+        vg.step(acts)
+    assert [vg.game(i).to_dict() for i in range(3)] == before
+
+
+def test_kernels_without_reference_counting_leak_nothing():
+    """The rules kernels compiled without reference counting (rules._NO_REFCOUNT) leave numba's allocations
+    balanced over whole games: deals, takes, shipments, payments and final fulfilments."""
+    from numba.core.runtime import _nrt_python as nrt
+
+    vg = VectorGame([2, 3, 4, 5] * 8, autoreset=True)
+    rng = np.random.default_rng(3)
+    vg.step(vg.legal_action_mask().argmax(axis=1))  # compiled before counting
+    was_on = nrt.memsys_stats_enabled()
+    nrt.memsys_enable_stats()
+    try:
+        alloc, free = nrt.memsys_get_stats_alloc(), nrt.memsys_get_stats_free()
+        finished = 0
+        for _ in range(600):
+            mask = vg.legal_action_mask()
+            acts = random_legal(mask, rng)
+            acts[mask[:, actions.PAY]] = actions.PAY  # pay with the first option, ship whenever allowed
+            acts[mask[:, actions.SHIP]] = actions.SHIP
+            vg.step(acts)
+            finished += int(vg.ended.sum())
+        allocated = nrt.memsys_get_stats_alloc() - alloc
+        assert allocated > 0 and finished > 0  # the shipment kernels allocated; games ended and were re-dealt
+        assert nrt.memsys_get_stats_alloc() - alloc == nrt.memsys_get_stats_free() - free
+    finally:
+        if not was_on:
+            nrt.memsys_disable_stats()
