@@ -18,7 +18,7 @@ from ..state import (MAX_PLAYERS, CHOOSE_BOARD, CURRENT, DECK, DISCARD, FUTURE, 
                      PAY, REMOVED, SHIPS, STARTING_CASH, END_THRESHOLD as _END, SUPPLY_SIZE as _SUPPLY_SIZE, TAKE, TWO_PLAYER_REMOVAL)
 from .batch import WORDS
 from .seeded_shuffle import seed_state, shuffle
-from .shipment import GAVE_UP, addable, best_fulfilment, cheapest_cover, fulfillable, payment_options
+from .shipment import GAVE_UP, SHIPPING_KINDS, addable, best_fulfilment, cheapest_cover, fulfillable, payment_options
 from .tables import COST, DISCARD as DISCARD_PILE, KIND, MONEY as MONEY_VALUE, NUMBER, REWARD, VP
 
 NUM_ACTIONS = actions.NUM_ACTIONS
@@ -330,7 +330,8 @@ def _take(b, tab, i, p, slot, assistant, hc, res, bits):
     hc.money[i, p] += tab[MONEY_VALUE, card]
     hc.assistants[i, p] += kind == ASSISTANT
     b.has_piece[i, p] = 0
-    hc.dirty[i, p] = 1
+    if SHIPPING_KINDS[kind]:  # buildings, money, bankers and assistants leave what he can ship as it was
+        hc.dirty[i, p] = 1
 
 
 @numba.njit(**_NO_REFCOUNT)

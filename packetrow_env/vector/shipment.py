@@ -32,6 +32,10 @@ KIND, GOOD, QUANTITY, DESTINATION = _tables.KIND, _tables.GOOD, _tables.QUANTITY
 REWARD, VALUE, MONEY, GROUP = _tables.REWARD, _tables.VALUE, _tables.MONEY, _tables.GROUP
 SHIP, CAPTAIN, GOLD, GOODS_KIND, TRADER = _cards.SHIP, _cards.CAPTAIN, _cards.GOLD, _cards.GOODS_KIND, _cards.TRADER
 MONEY_KIND = _cards.MONEY
+# the kinds a shipment reads (contracts and what pays for them): a hand changed by other cards ships as before
+SHIPPING_KINDS = np.zeros(len(_cards.KINDS), np.bool_)
+SHIPPING_KINDS[[_cards.CONTRACT, SHIP, CAPTAIN, GOLD, GOODS_KIND, TRADER]] = True
+SHIPPING_KINDS.flags.writeable = False
 NUM_GOODS = len(_cards.GOODS)
 K = MAX_PAYMENT_OPTIONS
 # best_fulfilment gives up (returns GAVE_UP) after this many feasibility tests of contract subsets, or this
