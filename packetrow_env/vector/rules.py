@@ -31,6 +31,8 @@ _JIT = dict(cache=True, nogil=True)
 # increfs and decrefs each array, measured at ~200 ns a call, half of a step's time. They allocate nothing (scratch
 # comes from the batch loops) and call only shipment's kernels, which are compiled with reference counting on.
 _NO_REFCOUNT = dict(_JIT, _nrt=False)
+# The kernels of every step (compute_mask, apply, _take, _end_round) are inlined into the batch loops: a call
+# copies the Batch's array structs onto the stack (measured: 0.40 -> 0.34 us of kernel time per game step).
 
 
 class HandCache(NamedTuple):
@@ -151,7 +153,7 @@ def _pending_mask(b, tab, i, p, mask, res, con):
     mask[SHIP_ACTION] = True
 
 
-@numba.njit(inline="always", **_NO_REFCOUNT)
+@numba.njit(inline='always', **_NO_REFCOUNT)
 def compute_mask(b, tab, i, hc, mask, res, con):
     """Game i's legal actions into ``mask`` (cleared first), as ``Game._compute_mask``."""
     mask[:] = False
@@ -306,7 +308,7 @@ def _pay_cost(b, tab, i, p, cost, res, bits, hc):
     b.cash[i, p] = cash - cost
 
 
-@numba.njit(**_NO_REFCOUNT)
+@numba.njit(inline='always', **_NO_REFCOUNT)
 def _take(b, tab, i, p, slot, assistant, hc, res, bits):
     """Take a card from the chosen board's current (or, with an assistant, future) supply (R-TAKE-1..5)."""
     board = b.current_board[i]
@@ -365,7 +367,7 @@ def _finish(b, tab, i, hc, res, con, bits, paid):
     b.pending[i, :] = -1
 
 
-@numba.njit(**_NO_REFCOUNT)
+@numba.njit(inline='always', **_NO_REFCOUNT)
 def _end_round(b, tab, i, hc, res, con, bits, paid):
     """Refill the chosen boards in board order, then end the game or pass the harbour master on (R-REFILL, R-END-1)."""
     for board in range(4):  # R-REFILL-1, R-REFILL-3: sorted(chosen_order) is the chosen boards in board order
@@ -390,7 +392,7 @@ def _end_round(b, tab, i, hc, res, con, bits, paid):
     b.current_player[i] = b.harbour_master[i]
 
 
-@numba.njit(inline="always", **_NO_REFCOUNT)
+@numba.njit(inline='always', **_NO_REFCOUNT)
 def apply(b, tab, contract_ids, i, a, hc, res, con, bits, paid):
     """Apply legal action ``a`` of game i's current player, as ``Game.step`` after its legality check."""
     h = b.n_history[i]
