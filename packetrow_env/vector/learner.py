@@ -40,16 +40,17 @@ class RandomOpponents:
 def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random legal action per row of ``masks`` (bool[k, A]); 0 in rows without a legal action."""
     # the r-th legal action, r uniform below the row's count: one draw per row, not one per action, read from
-    # the flat list of legal actions (row by row) instead of a cumulative sum over every action
-    counts = np.count_nonzero(masks, axis=1)
-    first = np.cumsum(counts) - counts
-    pick = first + (rng.random(len(masks)) * counts).astype(np.int64)
+    # the flat list of legal actions (row by row; each row's share found by binary search), no pass over the mask
     legal = np.flatnonzero(masks)
+    row_start = np.arange(len(masks) + 1) * masks.shape[1]
+    edges = np.searchsorted(legal, row_start)
+    first, counts = edges[:-1], np.diff(edges)
+    pick = first + (rng.random(len(masks)) * counts).astype(np.int64)
     if counts.all():
-        return legal[pick] - np.arange(len(masks)) * masks.shape[1]
+        return legal[pick] - row_start[:-1]
     out = np.zeros(len(masks), np.int64)
     some = counts > 0
-    out[some] = legal[pick[some]] - np.flatnonzero(some) * masks.shape[1]
+    out[some] = legal[pick[some]] - row_start[:-1][some]
     return out
 
 
