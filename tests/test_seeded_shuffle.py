@@ -1,10 +1,10 @@
-"""The batch's compiled deals against numpy's generator (R-SETUP-2, R-SETUP-5), and the random legal choice."""
+"""The batch's compiled shuffles against numpy's generator (the deals: tests/test_vector.py), and the random
+legal choice."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from packetrow_env import Game
 from packetrow_env.vector import VectorGame, seeded_shuffle
 from packetrow_env.vector.learner import random_legal
 
@@ -24,15 +24,6 @@ def test_shuffles_and_state_match_numpy(seed, sizes):
         seeded_shuffle.shuffle(state, values)
         assert values.tolist() == expected.tolist()
         assert seeded_shuffle.state_dict(state) == ref.bit_generator.state
-
-
-@pytest.mark.parametrize("num_players", [2, 3, 4, 5])
-def test_R_SETUP_2_R_SETUP_5_batch_deals_as_game_new(num_players):
-    """Every game of a batch (large seeds too) is dealt as Game.new, generator state included."""
-    seeds = [0, 1, 977, 2 ** 32 - 1, 2 ** 32, 2 ** 63 - 1]
-    vg = VectorGame(num_players, seeds=seeds)
-    for i, seed in enumerate(seeds):
-        assert vg.game(i).to_dict() == Game.new(num_players, seed=seed).to_dict()
 
 
 def test_seeds_outside_int64_are_refused_with_the_range():

@@ -87,11 +87,14 @@ def test_mixed_player_counts():
     assert vg.num_players.tolist() == counts
 
 
-def test_deal_equals_game_new():
-    """Game i is dealt as Game.new(num_players, seed=seeds[i]) (R-SETUP-1..7)."""
-    vg = VectorGame(3, seeds=[5, 17, 99])
-    for i, seed in enumerate([5, 17, 99]):
-        assert vg.game(i).to_dict() == Game.new(3, seed=seed).to_dict()
+@pytest.mark.parametrize("num_players", [2, 3, 4, 5])
+def test_deal_equals_game_new(num_players):
+    """Game i is dealt as Game.new(num_players, seed=seeds[i]) (R-SETUP-1..7), generator state included, for
+    small and large seeds (the batch's shuffles are compiled, vector/seeded_shuffle.py)."""
+    seeds = [0, 5, 17, 99, 2 ** 32 - 1, 2 ** 32, 2 ** 63 - 1]
+    vg = VectorGame(num_players, seeds=seeds)
+    for i, seed in enumerate(seeds):
+        assert vg.game(i).to_dict() == Game.new(num_players, seed=seed).to_dict()
 
 
 def test_illegal_action_raises_and_changes_nothing():

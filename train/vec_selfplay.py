@@ -41,7 +41,8 @@ class PoolOpponents:
         self.entries: list = []  # id -> ("snapshot", step, policy) | ("random",) | ("agent", spec, agent)
         self._ids: dict = {}
         self._is_snapshot = np.zeros(0, bool)  # by entry id
-        self._stacked = None  # (their PolicyStack or None,) of the snapshot entries; None: to build
+        self._stacked: PolicyStack | None = None  # of the snapshot entries; None where their architectures differ
+        self._stack_stale = True  # a snapshot entry was added since the stack was built
         self._stack_index = np.zeros(0, np.int64)  # entry id -> index in the stack
         self.assigned = np.zeros((0, MAX_PLAYERS), np.int64)
         self.previous: dict[int, list[str]] = {}  # game -> the names of its last opponents, kept at a re-deal
@@ -61,8 +62,7 @@ class PoolOpponents:
             found = self._ids[key] = len(self.entries)
             self.entries.append(entry)
             self._is_snapshot = np.append(self._is_snapshot, entry[0] == "snapshot")
-            if entry[0] == "snapshot":
-                self._stacked = None
+            self._stack_stale |= entry[0] == "snapshot"
         return found
 
     def seat(self, rows, num_players, learner_seats) -> None:
@@ -126,14 +126,15 @@ class PoolOpponents:
 
     def _stack(self) -> PolicyStack | None:
         """A PolicyStack of every snapshot entry (built again after one is added), or None where they differ."""
-        if self._stacked is None:
+        if self._stack_stale:
             snapshot_ids = np.flatnonzero(self._is_snapshot)
             policies = [self.entries[e][2] for e in snapshot_ids.tolist()]
             same = all(same_architecture(policies[0], p) for p in policies)
             self._stack_index = np.full(len(self.entries), -1, np.int64)
             self._stack_index[snapshot_ids] = np.arange(len(snapshot_ids))
-            self._stacked = (PolicyStack(policies) if same else None,)
-        return self._stacked[0]
+            self._stacked = PolicyStack(policies) if same else None
+            self._stack_stale = False
+        return self._stacked
 
 
 def _policy_actions(policy: NumpyPolicy, observations, masks, rng, deterministic: bool) -> np.ndarray:

@@ -57,14 +57,15 @@ def _seed_words(seed, out):
             if src != dst:
                 pool[dst] = _mix(pool[dst], _hashmix(pool[src], hash_const))
     h = INIT_B
-    for k in range(4):
-        words = np.zeros(2, np.uint64)
-        for half in range(2):
-            value = (pool[(2 * k + half) % 4] ^ h) & M32
-            h = (h * MULT_B) & M32
-            value = (value * h) & M32
-            words[half] = value ^ (value >> U64(16))
-        out[k] = words[0] | (words[1] << U64(32))
+    for k in range(8):  # eight 32-bit words from the pool in turn, read as four little-endian 64-bit ones
+        value = (pool[k % 4] ^ h) & M32
+        h = (h * MULT_B) & M32
+        value = (value * h) & M32
+        value ^= value >> U64(16)
+        if k % 2 == 0:
+            out[k // 2] = value
+        else:
+            out[k // 2] |= value << U64(32)
 
 
 @numba.njit(**_JIT)
