@@ -135,10 +135,3 @@ def test_unknown_mode_is_refused():
     with pytest.raises(ValueError, match="unknown observation mode"):
         ENC.encode(Game.new(2, seed=0), 0, "everything")
 
-
-def test_readme_compact_layout_table_is_generated_from_the_layout():
-    from pathlib import Path
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    start = text.index("<!-- compact-observation-layout -->") + len("<!-- compact-observation-layout -->")
-    end = text.index("<!-- /compact-observation-layout -->")
-    assert text[start:end].strip() == ENC.layout_table("online").strip(), "regenerate it with layout_table('online')"
