@@ -14,11 +14,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .cards import NUM_CARDS, NUM_CONTRACTS
+from .cards import NUM_BOARDS, NUM_CARDS, NUM_CONTRACTS
 
 MAX_PLAYERS = 5
 MIN_PLAYERS = 2
-NUM_BOARDS = 4
 MAX_DECK = 42  # the largest deck of R-COMP-2
 MAX_SUPPLY = 4
 FUTURE_SLOTS = 2

@@ -15,7 +15,7 @@ from ..cards import ASSISTANT, resolve
 from ..compact_observation import encoder_for
 from ..engine import Game, IllegalActionError
 from ..scoring import banker_points_batch, final_rewards_batch
-from ..state import HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, OVER, PAY, SHIPS
+from ..state import HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, NUM_BOARDS, OVER, PAY, SHIPS
 from . import rules
 from .batch import WORDS, Batch, allocate, from_games, state_of
 from .seeded_shuffle import STATE_WORDS, state_dict
@@ -76,7 +76,7 @@ class VectorGame:
         self._final = np.zeros((2, b, MAX_PLAYERS), np.int64)  # VP and cash of each game's last finish
         self._rng = np.zeros((b, STATE_WORDS), np.uint64)  # each game's generator after its deal (seeded_shuffle)
         self._rng_states = [None] * b  # or, for games continued by from_games, their own generator's state
-        self._board_cards = np.full((4, MAX_DECK), -1, np.int64)
+        self._board_cards = np.full((NUM_BOARDS, MAX_DECK), -1, np.int64)
         for board, ids in enumerate(self.cards.board_cards):
             self._board_cards[board, :len(ids)] = ids
         self._board_sizes = np.array([len(ids) for ids in self.cards.board_cards], np.int64)
