@@ -45,7 +45,8 @@ class PublicState:
         for f in FIELDS:
             if f.public:
                 value = getattr(state, f.name)
-                setattr(self, f.name, _read_only(value) if f.kind == ARRAY else tuple(value) if f.kind == LIST else value)
+                setattr(self, f.name,
+                        _read_only(value) if f.kind == ARRAY else tuple(value) if f.kind == LIST else value)
 
     def deck_size(self, board: int) -> int:
         """The number of cards left in a board's deck (public; its contents and order are not)."""

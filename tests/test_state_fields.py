@@ -1,4 +1,5 @@
-"""One field table (``state.FIELDS``): the state classes and the batch's arrays agree with it (docs/design.md "The engine")."""
+"""One field table (``state.FIELDS``): the state classes and the batch's arrays agree with it (docs/design.md
+"The engine")."""
 
 from __future__ import annotations
 
