@@ -16,11 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-BOARDS = ("guildhall", "docks", "market", "bank")
+BOARDS = ("guildhall", "docks", "market", "bank")  # R-COMP-1: boards 0-3, always in this order
 GUILDHALL, DOCKS, MARKET, BANK = range(len(BOARDS))
 NUM_BOARDS = len(BOARDS)
 START = 4  # board code of the starting contracts (they have a guildhall back)
 BOARD_CODES = BOARDS + ("start",)
+# R-COMP-3: goods 0-3 and destinations 0-5, in this order
 GOODS = ("grain", "cotton", "fur", "tobacco")
 DESTINATIONS = ("great_britain", "france", "netherlands", "sweden", "spain", "german_confederation")
 KINDS = ("contract", "assistant", "building", "ship", "captain", "gold", "goods", "trader", "money", "banker")

@@ -361,7 +361,7 @@ class Game:
             self._pay(p, cost)
         supply[board, slot] = -1
         s.location[card] = SHIPS + p if cards.kind_of[card] == SHIP else HAND + p  # R-TAKE-5
-        s.has_piece[p] = 0
+        s.has_piece[p] = 0  # R-ROUND-6: his one card this round
         self._hand_changed(p)
         if p == s.harbour_master:  # R-ROUND-3
             self._end_round()

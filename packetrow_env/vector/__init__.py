@@ -246,7 +246,7 @@ class VectorGame:
 
     def rewards(self, mode: str = "rank") -> np.ndarray:
         """float32[B, 5]: final rewards by seat of games over (with autoreset: of games that ended on the last
-        step), zeros elsewhere and past each game's player count (``scoring.final_rewards``)."""
+        step), zeros elsewhere and past each game's player count (``scoring.final_rewards``: R-SCORE-4's order)."""
         done = self._ended if self.autoreset else self.is_over
         out = final_rewards_batch(self._final[0], self._final[1], self._players, mode)
         out[~done] = 0

@@ -340,7 +340,7 @@ def _take(b, tab, i, p, slot, assistant, hc, res, bits):
     b.location[i, card] = SHIPS + p if kind == SHIP else HAND + p  # R-TAKE-5
     hc.money[i, p] += tab[MONEY_VALUE, card]
     hc.assistants[i, p] += kind == ASSISTANT
-    b.has_piece[i, p] = 0
+    b.has_piece[i, p] = 0  # R-ROUND-6: his one card this round
     if SHIPPING_KINDS[kind]:  # buildings, money, bankers and assistants leave what he can ship as it was
         hc.dirty[i, p] = 1
 
