@@ -46,11 +46,17 @@ _TITLE_LENGTH = 90
 
 
 def rules(text: str) -> list[tuple[str, str]]:
-    """(rule id, title) of every rule of the rules document, in its order; the title is the rule's first sentence."""
+    """(rule id, title) of every rule of the rules document, in its order; the title is the rule's first sentence
+    (two when the first is a heading word), cut at a word to at most 90 characters."""
     out = []
     for rule, body in _RULE.findall(text):
-        plain = " ".join(body.replace("**", "").replace("`", "").split())
-        sentence = re.split(r"(?<=[.;])\s", plain, maxsplit=1)[0].rstrip(".;")
+        paragraph = body.split("\n\n")[0]  # a table may follow
+        plain = " ".join(paragraph.replace("**", "").replace("`", "").split())
+        sentences = re.split(r"(?<=[.;])\s", plain)
+        sentence = sentences[0]
+        if len(sentence.split()) < 3 and len(sentences) > 1:  # a heading such as "Bankers." says too little alone
+            sentence += " " + sentences[1]
+        sentence = sentence.rstrip(".;:")
         if len(sentence) > _TITLE_LENGTH:
             sentence = sentence[:_TITLE_LENGTH].rsplit(" ", 1)[0] + " ..."
         out.append((rule, sentence))

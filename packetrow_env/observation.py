@@ -130,7 +130,8 @@ _BLOCK_ROWS = _UNSEEN_ROW + 1
 _DECK_ROWS = _BLOCK_ROWS  # online and full only: appended after the common vector
 _TRASH_ROW = _DECK_ROWS + NUM_BOARDS  # counted elsewhere (ships) or overwritten (supplies)
 # The count rows by name (first row, number of rows), for readers of ``Encoder.known_counts``.
-COUNT_ROWS = {"current_supply": (_CURRENT_ROWS, NUM_BOARDS * MAX_SUPPLY), "future_supply": (_FUTURE_ROWS, NUM_BOARDS * FUTURE_SLOTS),
+COUNT_ROWS = {"current_supply": (_CURRENT_ROWS, NUM_BOARDS * MAX_SUPPLY),
+              "future_supply": (_FUTURE_ROWS, NUM_BOARDS * FUTURE_SLOTS),
               "hands": (_HAND_ROWS, MAX_PLAYERS), "discarded": (_DISCARDED_ROW, 1), "unseen": (_UNSEEN_ROW, 1),
               "deck_contents": (_DECK_ROWS, NUM_BOARDS)}
 

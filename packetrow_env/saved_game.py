@@ -1,4 +1,5 @@
-"""Saved games: ``Game.to_dict`` (schema version 2 of docs/design.md "Saved games") and a validating ``Game.from_dict``.
+"""Saved games: ``Game.to_dict`` (schema version 2 of docs/design.md "Saved games") and a validating
+``Game.from_dict``.
 
 Version 2 (rules v1) adds the phase ``pay`` and the key ``resume_phase``: while a shipment waits to be paid
 (R-SHIP-7), the phase that goes on once it is paid (``choose_board``, ``take`` or ``must_take``); null in
@@ -147,7 +148,8 @@ def _build(game_class, data, cards: Catalogue):
         return c
 
     boards = _list(data["boards"], "boards")
-    _need(len(boards) == NUM_BOARDS, f"boards must list the {NUM_BOARDS} boards ({', '.join(BOARDS)}), got {len(boards)}")
+    _need(len(boards) == NUM_BOARDS,
+          f"boards must list the {NUM_BOARDS} boards ({', '.join(BOARDS)}), got {len(boards)}")
     s.current[:] = -1
     s.future[:] = -1
     for b, board in enumerate(boards):

@@ -130,7 +130,7 @@ def test_an_id_belongs_to_the_definition_it_sits_in(tmp_path):
 
 @pytest.mark.parametrize("text, title", [
     ("**R-COMP-1.** There are four **boards**. More.\n", "There are four boards"),
-    ("**R-COMP-1.** Bankers. With 2 or 3 players.\n", "Bankers"),
+    ("**R-COMP-1.** Bankers. With 2 or 3 players. More.\n", "Bankers. With 2 or 3 players"),
     ("**R-COMP-1.** " + "word " * 40 + "\n", ("word " * 18).strip() + " ..."),  # cut at a word within 90 characters
 ])
 def test_a_title_is_the_rules_first_sentence(text, title):
