@@ -114,7 +114,7 @@ def _choosable(b, i, board):
     return False
 
 
-@numba.njit(**_NO_REFCOUNT)
+@numba.njit(inline='always', **_NO_REFCOUNT)
 def _any_choosable(b, i):
     """Whether a board can be chosen (R-ROUND-4: else the harbour master's pass ends the round)."""
     for board in range(NUM_BOARDS):
