@@ -18,8 +18,8 @@ MAX_PAYMENT_OPTIONS = 12
 NUM_ACTIONS = PAY + MAX_PAYMENT_OPTIONS
 
 # Short stable names, for logs, replays and typing at a prompt.
-NAMES = (tuple(f"choose:{b}" for b in BOARDS) + tuple(f"take:{s}" for s in range(4))
-         + tuple(f"assistant:{s}" for s in range(2)) + ("pass",)
+NAMES = (tuple(f"choose:{b}" for b in BOARDS) + tuple(f"take:{s}" for s in range(TAKE_FUTURE - TAKE))
+         + tuple(f"assistant:{s}" for s in range(PASS - TAKE_FUTURE)) + ("pass",)
          + tuple(f"contract:{k}" for k in range(NUM_CONTRACTS)) + ("ship",)
          + tuple(f"pay:{k}" for k in range(MAX_PAYMENT_OPTIONS)))
 _BY_NAME = {name: action for action, name in enumerate(NAMES)}

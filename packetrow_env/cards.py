@@ -16,9 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-BOARDS = ("guildhall", "docks", "market", "bank")
+BOARDS = ("guildhall", "docks", "market", "bank")  # R-COMP-1: boards 0-3, always in this order
+GUILDHALL, DOCKS, MARKET, BANK = range(len(BOARDS))
+NUM_BOARDS = len(BOARDS)
 START = 4  # board code of the starting contracts (they have a guildhall back)
 BOARD_CODES = BOARDS + ("start",)
+# R-COMP-3: goods 0-3 and destinations 0-5, in this order
 GOODS = ("grain", "cotton", "fur", "tobacco")
 DESTINATIONS = ("great_britain", "france", "netherlands", "sweden", "spain", "german_confederation")
 KINDS = ("contract", "assistant", "building", "ship", "captain", "gold", "goods", "trader", "money", "banker")
@@ -94,7 +97,7 @@ class Catalogue:
         number[contract_ids] = np.arange(len(contract_ids))
         object.__setattr__(self, "contract_ids", contract_ids)
         object.__setattr__(self, "contract_number", number)
-        object.__setattr__(self, "board_cards", tuple(np.flatnonzero(self.board == b) for b in range(4)))
+        object.__setattr__(self, "board_cards", tuple(np.flatnonzero(self.board == b) for b in range(NUM_BOARDS)))
         object.__setattr__(self, "deck_sizes", np.array([len(ids) for ids in self.board_cards]))
         object.__setattr__(self, "start_contracts", np.flatnonzero(self.board == START))
         for name, column in (("kind_of", self.kind), ("cost_of", self.cost), ("money_of", self.money),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from . import actions
 from .cards import (ASSISTANT, BANKER, BOARDS, BUILDING, CAPTAIN, CONTRACT, DESTINATIONS, GOLD, GOODS, GOODS_KIND,
-                    KINDS, MONEY, SHIP, START, TRADER)
+                    KINDS, MONEY, NUM_BOARDS, SHIP, START, TRADER)
 from .render import last_round, phase_text, runs_out
 from .state import END_THRESHOLD
 
@@ -155,7 +155,7 @@ def compact(view, names=None) -> str:
     lines = wrap(f"Round {s.round}, HM {label(s.harbour_master, seat, names)}; exhausted "
                  f"{int(s.exhausted.sum())} of the {END_THRESHOLD[n]} that end the game"
                  + ("; LAST ROUND" if last_round(view) else ""))
-    for b in range(4):
+    for b in range(NUM_BOARDS):
         lines += _board_lines(view, b)
     holds_start = view.holds_starting_contract()
     for p in [(seat + k) % n for k in range(n)]:

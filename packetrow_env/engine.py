@@ -9,7 +9,8 @@ from itertools import combinations
 import numpy as np
 
 from . import actions, payment, shipping
-from .cards import ASSISTANT, BANKER, BOARDS, BUILDING, MONEY, SHIP, START, Catalogue, resolve
+from .cards import (ASSISTANT, BANK, BANKER, BOARDS, BUILDING, GUILDHALL, MONEY, NUM_BOARDS, SHIP, START, Catalogue,
+                    resolve)
 from .scoring import banker_points
 from .state import (CHOOSE_BOARD, CURRENT, DECK, DISCARD, END_THRESHOLD, FUTURE, FUTURE_SLOTS, HAND, MAX_PLAYERS,
                     MAX_SUPPLY, MIN_PLAYERS, MUST_TAKE, OVER, PAY, PHASES, REMOVED, SHIPS, STARTING_CASH, TAKE,
@@ -54,14 +55,14 @@ class Game:
         num_players = int(num_players)
         rng = np.random.default_rng(seed)
         s = State(num_players, rng_state={})
-        for b in range(4):  # R-SETUP-2
+        for b in range(NUM_BOARDS):  # R-SETUP-2
             order = rng.permutation(cat.board_cards[b])
             s.deck[b, :len(order)] = order
             s.deck_top[b] = 0
             s.deck_end[b] = len(order)
             s.location[order] = DECK + b
         if num_players == 2:  # R-SETUP-3
-            for b in range(4):
+            for b in range(NUM_BOARDS):
                 top = int(s.deck_top[b])
                 s.location[s.deck[b, top:top + TWO_PLAYER_REMOVAL]] = REMOVED
                 s.deck_top[b] = top + TWO_PLAYER_REMOVAL
@@ -69,7 +70,7 @@ class Game:
         s.future[:] = -1
         s.exhausted[:] = 0
         s.chosen[:] = 0
-        for b in range(4):  # R-SETUP-4: dealing is a refill of empty supplies
+        for b in range(NUM_BOARDS):  # R-SETUP-4: dealing is a refill of empty supplies
             _refill(s, b)
         starts = rng.permutation(cat.start_contracts)  # R-SETUP-5
         s.location[starts[num_players:]] = REMOVED
@@ -147,7 +148,7 @@ class Game:
         return Game(sample(self.state, self.cards, observer, rng, mode), self.cards)
 
     def to_dict(self) -> dict:
-        """The position as plain JSON types (schema version 2, DESIGN.md)."""
+        """The position as plain JSON types (schema version 2, docs/design.md "Saved games")."""
         from .saved_game import to_dict
         return to_dict(self)
 
@@ -233,7 +234,7 @@ class Game:
         chosen = s.chosen.tolist()
         current = s.current.tolist()
         future = s.future.tolist()
-        return [b for b in range(4) if not chosen[b] and (max(current[b]) >= 0 or max(future[b]) >= 0)]
+        return [b for b in range(NUM_BOARDS) if not chosen[b] and (max(current[b]) >= 0 or max(future[b]) >= 0)]
 
     def _can_take_on(self, board: int, budget: int, has_assistant: bool) -> bool:
         cost = self.cards.cost_of
@@ -354,13 +355,13 @@ class Game:
         card = int(supply[board, slot])
         if assistant:  # R-TAKE-2: the lowest assistant goes to the guildhall discard pile
             spent = next(c for c in self._hand(p) if cards.kind_of[c] == ASSISTANT)
-            s.location[spent] = DISCARD + 0
+            s.location[spent] = DISCARD + GUILDHALL
         cost = int(cards.cost[card])
         if cost:
             self._pay(p, cost)
         supply[board, slot] = -1
         s.location[card] = SHIPS + p if cards.kind_of[card] == SHIP else HAND + p  # R-TAKE-5
-        s.has_piece[p] = 0
+        s.has_piece[p] = 0  # R-ROUND-6: his one card this round
         self._hand_changed(p)
         if p == s.harbour_master:  # R-ROUND-3
             self._end_round()
@@ -373,7 +374,7 @@ class Game:
         cash = int(s.cash[p])
         if cash < cost:
             cashed = _cheapest_cover(self.cards, self._hand(p), cost - cash)
-            s.location[cashed] = DISCARD + 3
+            s.location[cashed] = DISCARD + BANK
             cash += int(self.cards.money[cashed].sum())
         s.cash[p] = cash - cost
 
@@ -438,7 +439,7 @@ class Game:
                     self._hand_changed(p)
             money = [c for c in self._hand(p) if cards.kind[c] == MONEY]
             if money:
-                s.location[money] = DISCARD + 3
+                s.location[money] = DISCARD + BANK
                 s.cash[p] += int(cards.money[money].sum())
                 self._hand_changed(p)
         s.phase = OVER
@@ -519,7 +520,7 @@ def _cheapest_cover(cards: Catalogue, hand: list[int], shortfall: int) -> list[i
 def _discard_locations(cards: Catalogue) -> np.ndarray:
     """Each card's discard pile; starting contracts have a guildhall back (CARDS.md). Cached, read-only."""
     board = cards.board.astype(np.int32)
-    piles = np.where(board == START, DISCARD + 0, DISCARD + board)
+    piles = np.where(board == START, DISCARD + GUILDHALL, DISCARD + board)
     piles.flags.writeable = False
     return piles
 

@@ -34,7 +34,7 @@ from .cards import (CAPTAIN, CONTRACT, DESTINATIONS, GOLD, GOODS, GOODS_KIND, KI
                     Catalogue, resolve)
 from .knowledge import DECK_CONTENTS_MODES, MODES, UNKNOWN, check_mode
 from .state import (DECK, DISCARD, FUTURE_SLOTS, HAND, LAYOUT, MAX_DECK, MAX_PLAYERS, MAX_SUPPLY, NUM_BOARDS,
-                    NUM_LOCATIONS, PAY, REMOVED, SHIPS, STARTING_CASH)
+                    NUM_LOCATIONS, OVER, PAY, REMOVED, SHIPS, STARTING_CASH)
 
 SEAT_FEATURES = ("present", "cash", "has_piece", "harbour_master", "to_act")
 CASH_SCALE = 25.0
@@ -87,10 +87,10 @@ def _spec(num_types: int) -> list[tuple[str, tuple[int, ...], str]]:
         ("round", (1,), f"round / (round + {ROUND_HALF:g}): in [0, 1), 0.5 at round {ROUND_HALF:g}"),
         ("phase", (4,), "one-hot of the phase: choose_board, take, must_take, over (in phase pay: the phase that "
          "goes on once the shipment is paid)"),
-        ("current_board", (4,), "one-hot of the board being asked on (zeros when none)"),
-        ("chosen_boards", (4,), "boards chosen this round"),
-        ("exhausted", (4,), "exhausted boards"),
-        ("deck_sizes", (4,), f"cards left in each board's deck / {MAX_DECK}"),
+        ("current_board", (NUM_BOARDS,), "one-hot of the board being asked on (zeros when none)"),
+        ("chosen_boards", (NUM_BOARDS,), "boards chosen this round"),
+        ("exhausted", (NUM_BOARDS,), "exhausted boards"),
+        ("deck_sizes", (NUM_BOARDS,), f"cards left in each board's deck / {MAX_DECK}"),
         ("seats", (MAX_PLAYERS, len(SEAT_FEATURES)),
          f"per seat (self, then clockwise; zeros = no such seat): present, cash / {CASH_SCALE:g}, has not taken "
          "this round, is harbour master, is to act"),
@@ -98,8 +98,8 @@ def _spec(num_types: int) -> list[tuple[str, tuple[int, ...], str]]:
          "all modes but table)"),
         ("ships", (MAX_PLAYERS, len(DESTINATIONS)), "per seat: merchant ships face up, by destination"),
         ("pending_shipment", (NUM_CONTRACTS,), "contracts staged for the next shipment, by contract number"),
-        ("current_supply", (4, MAX_SUPPLY, f), "per board and slot: one-hot card type (zeros = empty slot)"),
-        ("future_supply", (4, FUTURE_SLOTS, f), "per board and future slot: one-hot card type"),
+        ("current_supply", (NUM_BOARDS, MAX_SUPPLY, f), "per board and slot: one-hot card type (zeros = empty slot)"),
+        ("future_supply", (NUM_BOARDS, FUTURE_SLOTS, f), "per board and future slot: one-hot card type"),
         ("hands", (MAX_PLAYERS, f), "per seat: card-type counts of the hand as the mode reveals it (own hand; "
          "opponents: cards known from their takes (tracked, online), nothing (table), everything (full))"),
         ("discarded", (f,), "card-type counts of all discard piles"),
@@ -122,15 +122,16 @@ def _mode_spec(num_types: int) -> list[tuple[str, tuple[int, ...], str]]:
 
 # Rows of the card-count block (each num_types wide), in layout order.
 _CURRENT_ROWS = 0
-_FUTURE_ROWS = _CURRENT_ROWS + 4 * MAX_SUPPLY
-_HAND_ROWS = _FUTURE_ROWS + 4 * FUTURE_SLOTS
+_FUTURE_ROWS = _CURRENT_ROWS + NUM_BOARDS * MAX_SUPPLY
+_HAND_ROWS = _FUTURE_ROWS + NUM_BOARDS * FUTURE_SLOTS
 _DISCARDED_ROW = _HAND_ROWS + MAX_PLAYERS
 _UNSEEN_ROW = _DISCARDED_ROW + 1
 _BLOCK_ROWS = _UNSEEN_ROW + 1
 _DECK_ROWS = _BLOCK_ROWS  # online and full only: appended after the common vector
 _TRASH_ROW = _DECK_ROWS + NUM_BOARDS  # counted elsewhere (ships) or overwritten (supplies)
 # The count rows by name (first row, number of rows), for readers of ``Encoder.known_counts``.
-COUNT_ROWS = {"current_supply": (_CURRENT_ROWS, 4 * MAX_SUPPLY), "future_supply": (_FUTURE_ROWS, 4 * FUTURE_SLOTS),
+COUNT_ROWS = {"current_supply": (_CURRENT_ROWS, NUM_BOARDS * MAX_SUPPLY),
+              "future_supply": (_FUTURE_ROWS, NUM_BOARDS * FUTURE_SLOTS),
               "hands": (_HAND_ROWS, MAX_PLAYERS), "discarded": (_DISCARDED_ROW, 1), "unseen": (_UNSEEN_ROW, 1),
               "deck_contents": (_DECK_ROWS, NUM_BOARDS)}
 
@@ -255,10 +256,10 @@ class Encoder:
     def header(self, s, order: list[int], holds: list[int]) -> list[float]:
         """The scalar pieces before ``ships`` (num_players .. holds_starting_contract), as Python floats."""
         n = s.num_players
-        over = s.phase == 3
+        over = s.phase == OVER
         phase = [0.0] * 4
         phase[s.resume_phase if s.phase == PAY else s.phase] = 1.0
-        board = [0.0] * 4
+        board = [0.0] * NUM_BOARDS
         if s.current_board >= 0:
             board[s.current_board] = 1.0
         count = [0.0] * 4

@@ -7,7 +7,7 @@ from collections import Counter
 from . import actions
 from .cards import (ASSISTANT, BANKER, BOARDS, BUILDING, CAPTAIN, CONTRACT, GOLD, GOODS, GOODS_KIND, MONEY, START,
                     TRADER, place_name)
-from .state import END_THRESHOLD, HAND
+from .state import END_THRESHOLD, HAND, NUM_BOARDS
 
 _BOARD_TITLES = tuple(b.capitalize() for b in BOARDS)
 # Hand groups in the order they are shown: (label, kinds).
@@ -233,7 +233,7 @@ def render(game, seat: int | None = None, known_hands=None, names=None) -> str:
     if last_round(game):
         lines.append("THIS IS THE LAST ROUND: the refills at its end exhaust "
                      + " and ".join(f"the {BOARDS[b]}" for b in sorted(set(s.chosen_order)) if runs_out(game, b)) + ".")
-    for b in range(4):
+    for b in range(NUM_BOARDS):
         flags = []
         if s.chosen[b]:
             flags.append("chosen this round")

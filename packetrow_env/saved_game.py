@@ -1,4 +1,5 @@
-"""Saved games: ``Game.to_dict`` (schema version 2 of DESIGN.md) and a validating ``Game.from_dict``.
+"""Saved games: ``Game.to_dict`` (schema version 2 of docs/design.md "Saved games") and a validating
+``Game.from_dict``.
 
 Version 2 (rules v1) adds the phase ``pay`` and the key ``resume_phase``: while a shipment waits to be paid
 (R-SHIP-7), the phase that goes on once it is paid (``choose_board``, ``take`` or ``must_take``); null in
@@ -12,16 +13,16 @@ import json
 import numpy as np
 
 from . import actions, shipping
-from .cards import BOARDS, KINDS, MONEY, NUM_CARDS, NUM_CONTRACTS, SHIP, START, Catalogue
+from .cards import BOARDS, GUILDHALL, KINDS, MONEY, NUM_BOARDS, NUM_CARDS, NUM_CONTRACTS, SHIP, START, Catalogue
 from .state import (CHOOSE_BOARD, CURRENT, DECK, DISCARD, END_THRESHOLD, FUTURE, FUTURE_SLOTS, HAND, MAX_PLAYERS,
                     MAX_ROUNDS, MIN_PLAYERS, MUST_TAKE, OVER, PAY, PHASES, REMOVED, SHIPS, STARTING_CASH, SUPPLY_SIZE, TAKE,
                     State, most_cash)
 
 VERSION = 2
 VERSIONS = (1, 2)  # versions from_dict reads
-# The most actions a game can take: per round at most 4 boards chosen and every player asked on each; an
+# The most actions a game can take: per round at most every board chosen and every player asked on each; an
 # "add contract", a "ship" and a "pay" at most once per contract.
-MAX_HISTORY = MAX_ROUNDS * 4 * (MAX_PLAYERS + 1) + 3 * NUM_CONTRACTS
+MAX_HISTORY = MAX_ROUNDS * NUM_BOARDS * (MAX_PLAYERS + 1) + 3 * NUM_CONTRACTS
 # The generators numpy's default_rng uses (the game's own, R-SETUP-2): their states are plain ints, so a
 # loaded game saves as JSON again.
 RNG_NAMES = ("PCG64", "PCG64DXSM")
@@ -56,7 +57,7 @@ def to_dict(game) -> dict:
         "chosen_boards": list(s.chosen_order),
         "boards": [{"deck": s.deck_cards(b).tolist(), "discard": ids(DISCARD + b),
                     "current": slots(s.current[b], s.supply_size), "future": slots(s.future[b], FUTURE_SLOTS),
-                    "exhausted": bool(s.exhausted[b])} for b in range(4)],
+                    "exhausted": bool(s.exhausted[b])} for b in range(NUM_BOARDS)],
         "removed": ids(REMOVED),
         "players": [{"cash": int(s.cash[p]), "hand": ids(HAND + p), "ships": ids(SHIPS + p),
                      "has_piece": bool(s.has_piece[p]), "starting_contract": int(s.starting_contract[p])}
@@ -147,7 +148,8 @@ def _build(game_class, data, cards: Catalogue):
         return c
 
     boards = _list(data["boards"], "boards")
-    _need(len(boards) == 4, f"boards must list the 4 boards ({', '.join(BOARDS)}), got {len(boards)}")
+    _need(len(boards) == NUM_BOARDS,
+          f"boards must list the {NUM_BOARDS} boards ({', '.join(BOARDS)}), got {len(boards)}")
     s.current[:] = -1
     s.future[:] = -1
     for b, board in enumerate(boards):
@@ -170,7 +172,7 @@ def _build(game_class, data, cards: Catalogue):
         for where, code in ((f"the {name} deck", DECK), (f"the {name} current supply", CURRENT),
                             (f"the {name} future supply", FUTURE), (f"the {name} discard pile", DISCARD)):
             on = np.flatnonzero(s.location == code + b)
-            own = (cards.board[on] == b) | ((code == DISCARD) & (b == 0) & (cards.board[on] == START))
+            own = (cards.board[on] == b) | ((code == DISCARD) & (b == GUILDHALL) & (cards.board[on] == START))
             if not own.all():
                 c = int(on[~own][0])
                 raise _Invalid(f"card {c} ({cards.names[c]}) is in {where} but belongs to the "
@@ -198,7 +200,7 @@ def _build(game_class, data, cards: Catalogue):
 
     chosen = _list(data["chosen_boards"], "chosen_boards")
     for b in chosen:
-        _int(b, "a chosen board", 0, 3)
+        _int(b, "a chosen board", 0, NUM_BOARDS - 1)
     _need(len(set(chosen)) == len(chosen), f"chosen_boards must not repeat a board, got {chosen}")
     s.chosen_order = [int(b) for b in chosen]
     s.chosen[:] = 0
@@ -242,12 +244,12 @@ def _check_starting_contracts(s: State, players, cards: Catalogue):
     for p, player in enumerate(players):
         c = _int(player["starting_contract"], f"players[{p}].starting_contract", 0, NUM_CARDS - 1)
         _need(cards.board[c] == START, f"players[{p}].starting_contract {c} is not a starting contract")
-        _need(s.location[c] in (HAND + p, DISCARD + 0),
+        _need(s.location[c] in (HAND + p, DISCARD + GUILDHALL),
               f"player {p}'s starting contract {c} must be in his hand or, once shipped, in the guildhall discard pile")
         starts.append(c)
         s.starting_contract[p] = c
     _need(len(set(starts)) == len(starts), f"players share a starting contract: {starts}")
-    discarded = np.flatnonzero((cards.board == START) & (s.location == DISCARD + 0))
+    discarded = np.flatnonzero((cards.board == START) & (s.location == DISCARD + GUILDHALL))
     for c in discarded:
         _need(c in starts, f"starting contract {c} is in the guildhall discard pile but was dealt to nobody; "
               "undealt starting contracts leave the game unseen, in 'removed' (R-SETUP-5)")
@@ -290,7 +292,7 @@ def _check_phase(s: State, data):
               "his pass then ends the round (R-ROUND-5)")
         s.current_board = -1
         return
-    s.current_board = _int(board, "current_board", 0, 3)
+    s.current_board = _int(board, "current_board", 0, NUM_BOARDS - 1)
     _need(s.chosen_order and s.chosen_order[-1] == s.current_board,
           "current_board must be the last of chosen_boards in phases take and must_take")
     _need(bool(s.has_piece[s.current_player]), f"player {s.current_player} is asked but has already taken a card "

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import knowledge, scoring
-from .state import PHASES
+from .state import ARRAY, FIELDS, LIST, PHASES
 
 # What each mode's seat knows includes what these modes show (so a view may encode them).
 _COVERS = {"table": ("table",), "tracked": ("table", "tracked"), "online": ("table", "tracked", "online"),
@@ -32,27 +32,21 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 
 
 class PublicState:
-    """The public part of a position (R-INFO-1), read-only: the fields of ``State`` every seat may read.
+    """The public part of a position (R-INFO-1): the fields of ``state.FIELDS`` marked public, read-only.
 
-    Arrays (read-only): ``current``, ``future`` (card id per supply slot, -1 empty), ``exhausted``, ``chosen``,
-    ``cash``, ``has_piece``, ``deck_top`` and ``deck_end`` (their difference is each deck's size). Scalars:
-    ``num_players``, ``supply_size``, ``round``, ``harbour_master``, ``current_player``, ``phase`` (index into
-    ``PHASES``), ``current_board`` (-1 none); tuples: ``chosen_order``, ``pending``, ``history``.
+    Arrays are read-only views (e.g. ``current``, ``cash``; ``deck_top`` and ``deck_end`` give each deck's size but
+    not its cards), lists are tuples (``chosen_order``, ``pending``, ``history``), scalars are ints (``phase`` and
+    ``resume_phase`` index ``PHASES``; -1 is none). Card locations, deck orders and starting contracts are not here.
     """
 
-    __slots__ = ("current", "future", "exhausted", "chosen", "cash", "has_piece", "deck_top", "deck_end",
-                 "num_players", "supply_size", "round", "harbour_master", "current_player", "phase",
-                 "current_board", "chosen_order", "pending", "history")
+    __slots__ = tuple(f.name for f in FIELDS if f.public)
 
     def __init__(self, state):
-        for name in ("current", "future", "exhausted", "chosen", "cash", "has_piece", "deck_top", "deck_end"):
-            setattr(self, name, _read_only(getattr(state, name)))
-        for name in ("num_players", "supply_size", "round", "harbour_master", "current_player", "phase",
-                     "current_board"):
-            setattr(self, name, getattr(state, name))
-        self.chosen_order = tuple(state.chosen_order)
-        self.pending = tuple(state.pending)
-        self.history = tuple(state.history)
+        for f in FIELDS:
+            if f.public:
+                value = getattr(state, f.name)
+                setattr(self, f.name,
+                        _read_only(value) if f.kind == ARRAY else tuple(value) if f.kind == LIST else value)
 
     def deck_size(self, board: int) -> int:
         """The number of cards left in a board's deck (public; its contents and order are not)."""

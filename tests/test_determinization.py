@@ -1,4 +1,5 @@
-"""Determinization (DESIGN.md, docs/rules.md R-INFO-1..3): ``Game.sample_determinization(observer, rng)``.
+"""Determinization (docs/design.md "The engine", docs/rules.md R-INFO-1..3):
+``Game.sample_determinization(observer, rng)``.
 
 A sample is a full game that agrees with everything the observer knows (R-INFO-1, R-INFO-3) and
 re-deals the rest uniformly: each board's deck order and, with two players, which of its cards were

@@ -1,4 +1,4 @@
-"""The PettingZoo AEC surface of ``packetrow_env.env`` / ``raw_env`` (DESIGN.md, "The environment")."""
+"""The PettingZoo AEC surface of ``packetrow_env.env`` / ``raw_env`` (docs/design.md "The environment")."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Every game here is played by a seeded numpy policy that picks uniformly among
 the legal actions, for every player count and for random seeds and starting
-seats. The properties are the engine's contract (DESIGN.md "The engine"):
+seats. The properties are the engine's contract (docs/design.md "The engine"):
 cards are conserved, the mask is honest, games end, scoring names the right
 winners, same seed and actions give the same game byte for byte, save/load and
 clone continue identically, and an illegal action changes nothing.

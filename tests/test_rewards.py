@@ -71,7 +71,7 @@ def test_vp_rewards(scores, expected):
 
 
 def test_final_rewards_rejects_an_unknown_mode():
-    """Errors for bad input say what was wrong and what is allowed (DESIGN.md conventions)."""
+    """Errors for bad input say what was wrong and what is allowed (docs/design.md "The environment")."""
     with pytest.raises(ValueError, match="rank"):
         final_rewards(rows((1, 0), (0, 0)), "score")
 

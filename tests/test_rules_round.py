@@ -289,7 +289,8 @@ def test_R_ROUND_6_one_card_per_round_and_passers_get_nothing():
 
 
 def test_R_ROUND_6_piece_stays_on_the_slot_taken_from():
-    """R-ROUND-6 / DESIGN: a taken slot stays empty for the rest of the round, the other slots keep their cards."""
+    """R-ROUND-6, docs/design.md "The engine": a taken slot stays empty for the rest of the round, the other slots
+    keep their cards."""
     pos = Position(5, seed=14)
     pos.supply(MARKET, current=[80, 87, 94, 101])
     game = pos.game()

@@ -226,7 +226,7 @@ def test_R_SETUP_7_harbour_master_is_seat_0_unless_random_start(n):
     assert set(drawn) == set(range(n))
 
 
-# ------------------------------------------------------ bad actions (DESIGN)
+# ------------------------------------------------------ bad actions (docs/design.md "The engine")
 @pytest.mark.parametrize("action", [4, 10, 47, 11, actions.PAY, actions.NUM_ACTIONS - 1, actions.NUM_ACTIONS, 100, -1])
 def test_step_illegal_or_out_of_range_action_raises_and_changes_nothing(action):
     """step raises IllegalActionError (a ValueError) naming the action and listing the legal ones; nothing changes."""
@@ -271,7 +271,7 @@ def test_step_non_integer_action_raises_and_changes_nothing(action):
 
 
 def test_step_non_integer_action_message_lists_the_legal_actions():
-    """DESIGN 'The engine': the error names the action and the legal ones, for a non-integer action too."""
+    """docs/design.md "The engine": the error names the action and the legal ones, for a non-integer action too."""
     game = Game.new(3, seed=4)
     with pytest.raises(IllegalActionError) as info:
         game.step(2.5)

@@ -1,4 +1,5 @@
-"""Saved games: the to_dict() schema (DESIGN.md, version 2; version 1 still loads) and from_dict()'s validation.
+"""Saved games: the to_dict() schema (docs/design.md "Saved games", version 2; version 1 still loads) and
+from_dict()'s validation.
 
 Every rejection test starts from a valid position, breaks exactly one thing,
 and checks that from_dict raises a ValueError whose message names the problem
@@ -144,7 +145,7 @@ def ids(values) -> bool:
 
 
 def check_schema(d: dict, game: Game) -> None:
-    """to_dict() follows the version 2 schema of DESIGN.md exactly."""
+    """to_dict() follows the version 2 schema of docs/design.md "Saved games" exactly."""
     assert_json_plain(d)
     json.dumps(d)  # no default= needed
     assert set(d) == TOP_KEYS

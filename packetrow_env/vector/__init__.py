@@ -15,9 +15,9 @@ from ..cards import ASSISTANT, resolve
 from ..compact_observation import encoder_for
 from ..engine import Game, IllegalActionError
 from ..scoring import banker_points_batch, final_rewards_batch
-from ..state import HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, OVER, PAY, SHIPS, State
+from ..state import HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, NUM_BOARDS, OVER, PAY, SHIPS
 from . import rules
-from .batch import WORDS, Batch, allocate, from_games
+from .batch import WORDS, Batch, allocate, from_games, state_of
 from .seeded_shuffle import STATE_WORDS, state_dict
 from .tables import DISCARD as DISCARD_PILE, table
 
@@ -25,7 +25,7 @@ __all__ = ["VectorGame", "IllegalActionError"]
 
 
 class VectorGame:
-    """B games of Packet Row as batched arrays (DESIGN.md "Many games at once")."""
+    """B games of Packet Row as batched arrays (docs/design.md "Many games at once")."""
 
     def __init__(self, num_players=4, seeds=None, autoreset: bool = False, num_games: int | None = None,
                  cards=None):
@@ -76,7 +76,7 @@ class VectorGame:
         self._final = np.zeros((2, b, MAX_PLAYERS), np.int64)  # VP and cash of each game's last finish
         self._rng = np.zeros((b, STATE_WORDS), np.uint64)  # each game's generator after its deal (seeded_shuffle)
         self._rng_states = [None] * b  # or, for games continued by from_games, their own generator's state
-        self._board_cards = np.full((4, MAX_DECK), -1, np.int64)
+        self._board_cards = np.full((NUM_BOARDS, MAX_DECK), -1, np.int64)
         for board, ids in enumerate(self.cards.board_cards):
             self._board_cards[board, :len(ids)] = ids
         self._board_sizes = np.array([len(ids) for ids in self.cards.board_cards], np.int64)
@@ -246,7 +246,7 @@ class VectorGame:
 
     def rewards(self, mode: str = "rank") -> np.ndarray:
         """float32[B, 5]: final rewards by seat of games over (with autoreset: of games that ended on the last
-        step), zeros elsewhere and past each game's player count (``scoring.final_rewards``)."""
+        step), zeros elsewhere and past each game's player count (``scoring.final_rewards``: R-SCORE-4's order)."""
         done = self._ended if self.autoreset else self.is_over
         out = final_rewards_batch(self._final[0], self._final[1], self._players, mode)
         out[~done] = 0
@@ -291,24 +291,8 @@ class VectorGame:
     def game(self, i: int) -> Game:
         """Game i as an independent ``Game`` (its ``to_dict`` equals the single engine's)."""
         i = _check_index(i, self.num_games)
-        b = self.batch
-        n = int(b.num_players[i])
         rng_state = self._rng_states[i]
-        s = State(n, rng_state=state_dict(self._rng[i]) if rng_state is None else rng_state)
-        for name in ("location", "deck", "deck_top", "deck_end", "current", "future", "exhausted", "chosen",
-                     "cash", "has_piece"):
-            getattr(s, name)[...] = getattr(b, name)[i]
-        s.starting_contract[:n] = b.starting_contract[i, :n]
-        s.round = int(b.round[i])
-        s.harbour_master = int(b.harbour_master[i])
-        s.current_player = int(b.current_player[i])
-        s.phase = int(b.phase[i])
-        s.resume_phase = int(b.resume_phase[i])
-        s.current_board = int(b.current_board[i])
-        s.chosen_order = b.chosen_order[i, :b.n_chosen[i]].tolist()
-        s.pending = b.pending[i, :b.n_pending[i]].tolist()
-        s.history = b.history[i, :b.n_history[i]].tolist()
-        return Game(s, self.cards)
+        return Game(state_of(self.batch, i, state_dict(self._rng[i]) if rng_state is None else rng_state), self.cards)
 
 
 def _bit_ids(bits: np.ndarray) -> list[int]:

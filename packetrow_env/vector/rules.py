@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from .. import actions
-from ..cards import ASSISTANT, BANKER, BUILDING, MONEY, SHIP
+from ..cards import ASSISTANT, BANK, BANKER, BUILDING, GUILDHALL, MONEY, NUM_BOARDS, SHIP
 from ..state import (MAX_PLAYERS, CHOOSE_BOARD, CURRENT, DECK, DISCARD, FUTURE, FUTURE_SLOTS, HAND, MAX_SUPPLY, MUST_TAKE, OVER,
                      PAY, REMOVED, SHIPS, STARTING_CASH, END_THRESHOLD as _END, SUPPLY_SIZE as _SUPPLY_SIZE, TAKE, TWO_PLAYER_REMOVAL)
 from .batch import WORDS
@@ -114,6 +114,15 @@ def _choosable(b, i, board):
     return False
 
 
+@numba.njit(inline='always', **_NO_REFCOUNT)
+def _any_choosable(b, i):
+    """Whether a board can be chosen (R-ROUND-4: else the harbour master's pass ends the round)."""
+    for board in range(NUM_BOARDS):
+        if _choosable(b, i, board):
+            return True
+    return False
+
+
 @numba.njit(**_NO_REFCOUNT)
 def _affordable(b, tab, i, board, budget, has_assistant, mask):
     """Mark the takes on ``board`` the budget allows (R-TAKE-1, R-TAKE-2, R-TAKE-4); whether any is."""
@@ -179,7 +188,7 @@ def compute_mask(b, tab, i, hc, mask, res, con):
         bits >>= 1
         k += 1
     if phase == CHOOSE_BOARD:
-        for board in range(4):
+        for board in range(NUM_BOARDS):
             if _choosable(b, i, board):
                 mask[board] = True
         return
@@ -189,7 +198,7 @@ def compute_mask(b, tab, i, hc, mask, res, con):
     if phase == TAKE:
         mask[PASS] = True
         if p == b.harbour_master[i] and _others_have_taken(b, i):  # R-ROUND-5
-            for board in range(4):
+            for board in range(NUM_BOARDS):
                 if _choosable(b, i, board) and _affordable(b, tab, i, board, budget, has_assistant, None):
                     mask[board] = True
 
@@ -302,7 +311,7 @@ def _pay_cost(b, tab, i, p, cost, res, bits, hc):
             for j in range(64):
                 if bits[w] >> j & 1:
                     c = w * 64 + j
-                    b.location[i, c] = DISCARD + 3
+                    b.location[i, c] = DISCARD + BANK
                     cash += tab[MONEY_VALUE, c]
                     hc.money[i, p] -= tab[MONEY_VALUE, c]
     b.cash[i, p] = cash - cost
@@ -316,7 +325,7 @@ def _take(b, tab, i, p, slot, assistant, hc, res, bits):
         loc = b.location[i]
         for c in range(loc.shape[0]):
             if loc[c] == HAND + p and tab[KIND, c] == ASSISTANT:
-                loc[c] = DISCARD + 0
+                loc[c] = DISCARD + GUILDHALL
                 hc.assistants[i, p] -= 1
                 break
         card = b.future[i, board, slot]
@@ -331,7 +340,7 @@ def _take(b, tab, i, p, slot, assistant, hc, res, bits):
     b.location[i, card] = SHIPS + p if kind == SHIP else HAND + p  # R-TAKE-5
     hc.money[i, p] += tab[MONEY_VALUE, card]
     hc.assistants[i, p] += kind == ASSISTANT
-    b.has_piece[i, p] = 0
+    b.has_piece[i, p] = 0  # R-ROUND-6: his one card this round
     if SHIPPING_KINDS[kind]:  # buildings, money, bankers and assistants leave what he can ship as it was
         hc.dirty[i, p] = 1
 
@@ -357,7 +366,7 @@ def _finish(b, tab, i, hc, res, con, bits, paid):
                         b.cash[i, p] += tab[REWARD, c]
         for c in range(loc.shape[0]):
             if loc[c] == HAND + p and tab[KIND, c] == MONEY:
-                loc[c] = DISCARD + 3
+                loc[c] = DISCARD + BANK
                 b.cash[i, p] += tab[MONEY_VALUE, c]
         hc.money[i, p] = 0
         hc.dirty[i, p] = 1
@@ -370,12 +379,12 @@ def _finish(b, tab, i, hc, res, con, bits, paid):
 @numba.njit(inline='always', **_NO_REFCOUNT)
 def _end_round(b, tab, i, hc, res, con, bits, paid):
     """Refill the chosen boards in board order, then end the game or pass the harbour master on (R-REFILL, R-END-1)."""
-    for board in range(4):  # R-REFILL-1, R-REFILL-3: sorted(chosen_order) is the chosen boards in board order
+    for board in range(NUM_BOARDS):  # R-REFILL-1, R-REFILL-3: sorted(chosen_order) is the chosen boards in board order
         if b.chosen[i, board]:
             _refill(b, i, board)
     n = b.num_players[i]
     exhausted = 0
-    for board in range(4):
+    for board in range(NUM_BOARDS):
         exhausted += b.exhausted[i, board]
     if exhausted >= END_THRESHOLD[n]:
         _finish(b, tab, i, hc, res, con, bits, paid)
@@ -411,8 +420,7 @@ def apply(b, tab, contract_ids, i, a, hc, res, con, bits, paid):
     elif a == PASS:
         if p != b.harbour_master[i]:
             _ask_next(b, i)
-        elif _others_have_taken(b, i) or not (_choosable(b, i, 0) or _choosable(b, i, 1) or _choosable(b, i, 2)
-                                               or _choosable(b, i, 3)):  # R-ROUND-5, R-ROUND-4
+        elif _others_have_taken(b, i) or not _any_choosable(b, i):  # R-ROUND-5, R-ROUND-4
             _end_round(b, tab, i, hc, res, con, bits, paid)
         else:
             b.phase[i] = CHOOSE_BOARD
@@ -512,7 +520,7 @@ def deal(b, hc, i, n, decks, sizes, starts):
     loc = b.location[i]
     b.num_players[i] = n
     b.supply_size[i] = SUPPLY_SIZE[n]
-    for board in range(4):  # R-SETUP-2
+    for board in range(NUM_BOARDS):  # R-SETUP-2
         b.deck[i, board, :] = -1
         for j in range(sizes[board]):
             c = decks[board, j]
@@ -528,7 +536,7 @@ def deal(b, hc, i, n, decks, sizes, starts):
         b.future[i, board, :] = -1
         b.exhausted[i, board] = 0
         b.chosen[i, board] = 0
-    for board in range(4):  # R-SETUP-4: dealing is a refill of empty supplies
+    for board in range(NUM_BOARDS):  # R-SETUP-4: dealing is a refill of empty supplies
         _refill(b, i, board)
     b.starting_contract[i, :] = -1
     for j in range(starts.shape[0]):  # R-SETUP-5
@@ -572,7 +580,7 @@ def deal_seeded(b, hc, rows, players, seeds, board_cards, sizes, start_contracts
         i = rows[j]
         st = rng[i]
         seed_state(seeds[j], st)
-        for board in range(4):  # R-SETUP-2
+        for board in range(NUM_BOARDS):  # R-SETUP-2
             decks[board, :] = board_cards[board, :]
             shuffle(st, decks[board, :sizes[board]])
         starts[:] = start_contracts
