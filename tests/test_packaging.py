@@ -74,7 +74,7 @@ def test_the_installed_copy_plays_the_shipped_agent_from_an_empty_directory(inst
 
 
 def test_the_installed_copy_finds_the_main_jobs_config_from_an_empty_directory(installed, tmp_path):
-    code = ("from packetrow_train.selfplay import load_config, resolve_config; "
+    code = ("from packetrow_train.config import load_config, resolve_config; "
             "print(resolve_config('configs/quick.yaml')); print(load_config('quick').name)")
     run = _run_installed(installed, tmp_path, "-c", code)
     assert run.returncode == 0, run.stderr

@@ -2,7 +2,8 @@
 
 Every seat is an agent (``player_0`` .. ``player_{n-1}``). Each step only the player to act gets an
 observation, a dict ``{"observations": float32[D], "action_mask": float32[A]}`` as RLlib's action-masking
-modules expect; the game's final rewards go to every seat at the end, with a last observation each.
+modules expect; the game's final rewards go to every seat at the end, with a last observation each and
+the final scores in its info.
 Rewards are zero until then (the acting agent gets its 0 each step, as RLlib requires). Needs the ``[ray]`` extra.
 """
 
@@ -82,10 +83,13 @@ class PacketRowMultiAgentEnv(MultiAgentEnv):
                                      "(is the policy masking actions? use MaskedPPOTorchRLModule)")
         self.game.step(action)
         if self.game.is_over:
-            rewards = final_rewards(self.game.scores(), self.reward_mode)
+            scores = self.game.scores()
+            rewards = final_rewards(scores, self.reward_mode)
             everyone = {agent_name(p): self._observe(p) for p in range(self.num_players)}
+            # the scores, not the rewards, say who won: equal VP margins can hide a win on cash (R-SCORE-4)
             return (everyone, {agent_name(p): float(r) for p, r in enumerate(rewards)},
-                    {**{a: True for a in everyone}, "__all__": True}, {"__all__": False}, {})
+                    {**{a: True for a in everyone}, "__all__": True}, {"__all__": False},
+                    {a: {"scores": scores} for a in everyone})
         # RLlib wants a reward for every agent that acted; it is 0 until the end
         rewards = {agent: 0.0}
         seat = self.game.current_player
