@@ -81,3 +81,13 @@ def test_the_installed_copy_finds_the_main_jobs_config_from_an_empty_directory(i
     path, name = run.stdout.split()
     assert path.startswith(str(installed)) and name == "quick"
     assert not list(tmp_path.iterdir())  # nothing written where it ran
+
+
+def test_the_installed_copy_reports_the_projects_version(installed, tmp_path):
+    """``packetrow --version`` reads the installed package's metadata: the wheel's, built from pyproject.toml."""
+    import tomllib
+
+    expected = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    run = _run_installed(installed, tmp_path, "-m", "packetrow_train.cli", "--version")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == f"packetrow {expected}"
