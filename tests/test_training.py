@@ -188,6 +188,18 @@ def test_subprocess_envs_get_the_snapshots(tmp_path):
 
 
 # --------------------------------------------------------------------------- the learner's reward
+def test_the_learners_shared_win_counts_its_share(tmp_path):
+    """The self-play statistics count a win shared by k as 1/k, as tournaments and the RLlib league do."""
+    from packetrow_train.selfplay import make_callback
+
+    callback = make_callback(config_from_dict(tiny()), tmp_path)
+    tied = {"vp": 12, "cash": 4, "winner": True}
+    for seat, share in [(0, 0.5), (1, 0.5), (2, 0.0)]:
+        callback._record({"seat": seat, "num_players": 3, "episode": {"r": 1.0},
+                          "scores": [tied, dict(tied), {"vp": 3, "cash": 0, "winner": False}]})
+        assert callback.episodes[-1].win == share
+
+
 def test_learner_reward_sign_matches_its_final_ranking():
     env = SingleAgentEnv([2, 3, 4, 5], opponents=RandomAgent(1))
     rng = np.random.default_rng(0)
