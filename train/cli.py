@@ -9,7 +9,11 @@ from importlib.metadata import version
 import numpy as np
 
 from packetrow_agents.terminal import add_parser as add_play_parser
+from packetrow_env.compact_observation import encoder as compact_encoder
+from packetrow_env.engine import Game
 from packetrow_env.knowledge import MODES
+from packetrow_env.observation import layout_table
+from packetrow_env.render import describe_action, render
 from packetrow_web.app import add_command as add_serve_command
 from . import rllib_selfplay, selfplay
 from .config import TRAINERS, ConfigError, check_choice, check_config, config_from_dict, read_config
@@ -21,9 +25,6 @@ from .tournament import add_commands as add_tournament_commands
 
 
 def _demo(args) -> int:
-    from packetrow_env.engine import Game
-    from packetrow_env.render import describe_action, render
-
     game = Game.new(args.players, seed=args.seed)
     rng = np.random.default_rng(args.seed)
     while not game.is_over:
@@ -37,10 +38,7 @@ def _demo(args) -> int:
 
 
 def _layout(args) -> int:
-    from packetrow_env.compact_observation import encoder
-    from packetrow_env.observation import layout_table
-
-    print(layout_table(args.mode) if args.encoding == "onehot" else encoder().layout_table(args.mode))
+    print(layout_table(args.mode) if args.encoding == "onehot" else compact_encoder().layout_table(args.mode))
     return 0
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import torch
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.models.torch.torch_distributions import TorchCategorical
 
 from packetrow_env import actions
 from packetrow_env.engine import Game, IllegalActionError
@@ -105,7 +107,6 @@ def observation_space(enc=None) -> gym.spaces.Dict:
 
 
 def _masked(logits, mask):
-    import torch
     # log(0) = -inf would give NaN gradients through softmax; a very negative floor gives probability 0
     return logits + torch.clamp(torch.log(mask), min=torch.finfo(logits.dtype).min)
 
@@ -153,7 +154,6 @@ class RandomLegalRLModule(RLModule):
     """An opponent that plays a uniformly random legal action (never trained)."""
 
     def _forward(self, batch, **kwargs):
-        import torch
         mask = torch.as_tensor(batch[Columns.OBS]["action_mask"])
         # a zero logit on legal actions and a very negative one elsewhere: uniform over the legal ones
         return {Columns.ACTION_DIST_INPUTS: _masked(torch.zeros_like(mask), mask)}
@@ -162,7 +162,6 @@ class RandomLegalRLModule(RLModule):
         raise NotImplementedError("the random opponent is not trained")
 
     def get_inference_action_dist_cls(self):
-        from ray.rllib.models.torch.torch_distributions import TorchCategorical
         return TorchCategorical
 
     get_exploration_action_dist_cls = get_inference_action_dist_cls

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from packetrow_agents.policy import PolicyAgent
+from packetrow_agents.policy import ModelFormatError, NumpyPolicy, PolicyAgent
 from packetrow_env.env import REWARD_MODES
 from packetrow_env.observation import MODES
 
@@ -265,9 +265,7 @@ def build_algorithm(config: RLlibConfig):
 
 def export_main(algorithm, config: RLlibConfig, metadata: dict | None = None):
     """``main``'s policy network as the project's NumpyPolicy (plays with numpy alone)."""
-    import torch
-
-    from packetrow_agents.policy import ModelFormatError, NumpyPolicy
+    import torch  # the [ray] extra
 
     module = algorithm.get_module(MAIN)
     encoder = getattr(module.encoder, "actor_encoder", None) or module.encoder.encoder
