@@ -11,6 +11,7 @@ from .run_dir import export_model
 from .tournament import run_tournament
 
 LEARNER = "learner"  # the learner's entry name in evaluation tournaments
+EVAL_SEED_OFFSET = 1_000_003  # evaluations deal from the run's seed + this, apart from its training games
 
 
 def evaluate(agent, opponents=("random", "heuristic"), player_counts=(2, 4), games: int = 40, seed: int = 0,
@@ -53,5 +54,5 @@ def format_evaluation(rows: list[dict]) -> str:
 def evaluate_model(model, config: TrainConfig, games: int) -> list[dict]:
     """Evaluate the model's current policy as the config's eval section says."""
     agent = PolicyAgent(policy=export_model(model, config), deterministic=config.eval.deterministic)
-    return evaluate(agent, config.eval.opponents, config.eval.num_players, games, config.seed + 1_000_003,
+    return evaluate(agent, config.eval.opponents, config.eval.num_players, games, config.seed + EVAL_SEED_OFFSET,
                     config.eval.workers, config.env.observation_mode)

@@ -32,7 +32,7 @@ from packetrow_env.observation import MODES
 
 from .config import (ACTIVATIONS, ConfigError, check_agent_specs, check_choice, check_net_arch, check_positive,
                      check_run_name, load_sections, option)
-from .evaluation import evaluate
+from .evaluation import EVAL_SEED_OFFSET, evaluate
 from .ray_cluster import import_ray, ray_session
 from .run_dir import RLLIB_RUN_FILES, prepare_out, write_yaml
 from .stats import win_shares
@@ -329,7 +329,7 @@ def train(config: RLlibConfig, out=None, ray_address: str | None = None, progres
     if config.eval.games:
         agent = PolicyAgent(policy=policy, deterministic=True)
         evaluation = evaluate(agent, config.eval.opponents, config.eval.num_players, config.eval.games,
-                              config.seed + 1_000_003, 1, config.env.observation_mode)
+                              config.seed + EVAL_SEED_OFFSET, 1, config.env.observation_mode)
     return RLlibResult(out, npz_path, rows, evaluation, time.perf_counter() - started,
                        rows[-1]["env_steps"] if rows else 0)
 
