@@ -18,7 +18,7 @@ import time
 
 from packetrow_train.ray_cluster import ray_session
 from packetrow_train.rllib_selfplay import build_algorithm, config_from_dict
-from packetrow_train.selfplay import resolve_config
+from packetrow_train.config import resolve_config
 from packetrow_train.tournament import run_tournament
 
 

@@ -23,7 +23,8 @@ import tempfile
 
 import numpy as np
 
-from packetrow_train.selfplay import TrainConfig, load_config, train
+from packetrow_train.config import TrainConfig, load_config
+from packetrow_train.selfplay import train
 from packetrow_train.tournament import _positive_int as positive
 
 

@@ -12,7 +12,7 @@ from torch.utils.tensorboard import SummaryWriter  # noqa: E402
 
 from packetrow_train.cli import main  # noqa: E402
 from packetrow_train.curve import evaluation_rows, plot_run, training_win_rates  # noqa: E402
-from packetrow_train.selfplay import EVAL_COLUMNS  # noqa: E402
+from packetrow_train.run_dir import EVAL_COLUMNS  # noqa: E402
 
 
 def _fake_run(tmp_path, evaluations=((2000, 0.4, 0.3, 0.5), (3000, 0.6, 0.5, 0.7))):

@@ -74,10 +74,20 @@ def test_the_installed_copy_plays_the_shipped_agent_from_an_empty_directory(inst
 
 
 def test_the_installed_copy_finds_the_main_jobs_config_from_an_empty_directory(installed, tmp_path):
-    code = ("from packetrow_train.selfplay import load_config, resolve_config; "
+    code = ("from packetrow_train.config import load_config, resolve_config; "
             "print(resolve_config('configs/quick.yaml')); print(load_config('quick').name)")
     run = _run_installed(installed, tmp_path, "-c", code)
     assert run.returncode == 0, run.stderr
     path, name = run.stdout.split()
     assert path.startswith(str(installed)) and name == "quick"
     assert not list(tmp_path.iterdir())  # nothing written where it ran
+
+
+def test_the_installed_copy_reports_the_projects_version(installed, tmp_path):
+    """``packetrow --version`` reads the installed package's metadata: the wheel's, built from pyproject.toml."""
+    import tomllib
+
+    expected = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    run = _run_installed(installed, tmp_path, "-m", "packetrow_train.cli", "--version")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == f"packetrow {expected}"

@@ -23,7 +23,8 @@ from packetrow_env.wrappers import SingleAgentEnv  # noqa: E402
 from packetrow_env.seat_view import SeatView
 from packetrow_train.cli import main  # noqa: E402
 from packetrow_train.pool import OpponentPool  # noqa: E402
-from packetrow_train.selfplay import ConfigError, _ppo_kwargs, config_from_dict, load_config, train  # noqa: E402
+from packetrow_train.config import ConfigError, config_from_dict, load_config  # noqa: E402
+from packetrow_train.selfplay import _ppo_kwargs, train  # noqa: E402
 from packetrow_train.tournament import run_tournament  # noqa: E402
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -98,12 +99,12 @@ def test_stop_ends_training_after_the_evaluation_it_accepts(tmp_path):
 
 def test_eval_rows_keep_an_older_files_columns(tmp_path):
     """Resuming a run whose eval.csv predates a column appends rows under the file's own header."""
-    from packetrow_train.selfplay import EVAL_COLUMNS, _append_csv
+    from packetrow_train.run_dir import EVAL_COLUMNS, append_eval_rows
 
     path = tmp_path / "eval.csv"
     older = [c for c in EVAL_COLUMNS if c != "train_seconds"]
     path.write_text(",".join(older) + "\n")
-    _append_csv(path, [dict.fromkeys(EVAL_COLUMNS, 1)])
+    append_eval_rows(path, [dict.fromkeys(EVAL_COLUMNS, 1)])
     with path.open() as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == older and set(rows[0].values()) == {"1"}
@@ -187,6 +188,18 @@ def test_subprocess_envs_get_the_snapshots(tmp_path):
 
 
 # --------------------------------------------------------------------------- the learner's reward
+def test_the_learners_shared_win_counts_its_share(tmp_path):
+    """The self-play statistics count a win shared by k as 1/k, as tournaments and the RLlib league do."""
+    from packetrow_train.selfplay import make_callback
+
+    callback = make_callback(config_from_dict(tiny()), tmp_path)
+    tied = {"vp": 12, "cash": 4, "winner": True}
+    for seat, share in [(0, 0.5), (1, 0.5), (2, 0.0)]:
+        callback._record({"seat": seat, "num_players": 3, "episode": {"r": 1.0},
+                          "scores": [tied, dict(tied), {"vp": 3, "cash": 0, "winner": False}]})
+        assert callback.episodes[-1].win == share
+
+
 def test_learner_reward_sign_matches_its_final_ranking():
     env = SingleAgentEnv([2, 3, 4, 5], opponents=RandomAgent(1))
     rng = np.random.default_rng(0)

@@ -1,26 +1,54 @@
-"""Training configs: reading YAML-shaped data into checked dataclasses, with errors that name the key.
+"""Training configs: the SB3 trainer's schema, reading YAML-shaped data into checked dataclasses, and its reference.
 
 A config is a dataclass of top-level values plus sections (each a dataclass); every key is optional
 (the dataclass default), an unknown key is an error that lists the allowed ones, and a value is
-converted to its default's type or refused.
+converted to its default's type or refused. Each key's meaning is kept with its field (``option``), from
+which ``config_reference`` writes the Markdown table of the docs.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+from packetrow_agents.registry import parse_spec
+from packetrow_env.compact_observation import ENCODINGS
+from packetrow_env.env import REWARD_MODES
+from packetrow_env.observation import MODES
+
+from .pool import check_mixture
 
 # a run's name is a directory name under runs/: no path separators, no "..", nothing hidden
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+VEC_ENVS = ("batched", "dummy", "subproc")
+ACTIVATIONS = ("tanh", "relu")
+LR_SCHEDULES = ("constant", "linear")
+TRAINERS = ("sb3", "rllib")  # rllib: rllib_selfplay.py, needs the [ray] extra
 
 
 class ConfigError(ValueError):
     """A training config with an unknown key or a bad value."""
 
 
+def option(meaning: str, default=dataclasses.MISSING, factory=dataclasses.MISSING):
+    """A config field with its default (or ``factory`` for a list, mapping or section) and its meaning for the docs."""
+    return dataclasses.field(default=default, default_factory=factory, metadata={"meaning": meaning})
+
+
 def field_names(cls) -> list[str]:
     """The keys a config dataclass accepts."""
     return [f.name for f in dataclasses.fields(cls)]
+
+
+def sections_of(cls) -> dict:
+    """The sections of a config dataclass: {name: section dataclass}, its fields whose defaults are dataclasses."""
+    defaults = cls()
+    return {f.name: type(getattr(defaults, f.name)) for f in dataclasses.fields(cls)
+            if dataclasses.is_dataclass(getattr(defaults, f.name))}
 
 
 def convert(where: str, value, default):
@@ -66,12 +94,13 @@ def section(cls, name: str, data, source: str):
     return cls(**values)
 
 
-def load_sections(cls, sections: dict, data, source: str):
-    """A ``cls`` config from plain data: its top-level keys plus one dataclass per name in ``sections``."""
+def load_sections(cls, data, source: str):
+    """A ``cls`` config from plain data: its top-level keys plus one dataclass per section (``sections_of``)."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: a training config is a mapping of keys to values, got {type(data).__name__}")
+    sections = sections_of(cls)
     top = [name for name in field_names(cls) if name not in sections]
     allowed = top + list(sections)
     unknown = [k for k in data if k not in allowed]
@@ -112,8 +141,6 @@ def check_net_arch(where: str, widths) -> None:
 
 def check_agent_specs(where: str, specs) -> None:
     """A ConfigError naming ``where`` unless ``specs`` is a non-empty list of valid agent specs."""
-    from packetrow_agents.registry import parse_spec
-
     if not specs:
         raise ConfigError(f"{where} must list at least one agent spec (e.g. random, heuristic)")
     for spec in specs:
@@ -121,3 +148,241 @@ def check_agent_specs(where: str, specs) -> None:
             parse_spec(str(spec))
         except ValueError as error:
             raise ConfigError(f"{where}: {error}") from None
+
+
+# --------------------------------------------------------------------------- the SB3 trainer's config
+@dataclass
+class EnvConfig:
+    """The training games."""
+
+    num_players: list = option("player counts, one drawn uniformly per episode; repeat a count to weight it",
+                               factory=lambda: [2, 3, 4, 5])
+    observation_mode: str = option(f"what the learner observes: {' | '.join(MODES)}", "tracked")
+    observation_encoding: str = option("onehot (2,422 floats) | compact (704: card types embedded, a faster "
+                                       "network; needs vec_env batched)", "onehot")
+    # measured: VP margin learns faster than rank, win rate included
+    reward_mode: str = option("rank (+1 first .. -1 last) | win | vp (VP minus the others' mean)", "vp")
+    n_envs: int = option("games stepped together", 4)
+    vec_env: str = option("batched (one VectorGame, opponents moved batched; fastest) | dummy (one env per game "
+                          "in one process) | subproc (one process per game)", "dummy")
+
+
+@dataclass
+class PoolConfig:
+    """The opponent pool (see train/pool.py)."""
+
+    snapshot_every: int = option("learner steps between snapshots of the learner", 5000)
+    max_snapshots: int = option("snapshots kept; the oldest goes when there are more", 20)
+    recent_decay: float = option("the source recent weighs a snapshot by recent_decay ** age (0 = newest)", 0.7)
+    deterministic: bool = option("snapshot opponents play their argmax action (false: sample their policy)", False)
+    # the heuristic needs real weight: 10% was not enough in the measurements of TRAINING.md
+    mixture: dict = option("weight per opponent source (latest, uniform, recent, or an agent spec), drawn per "
+                           "opponent seat and episode; normalised",
+                           factory=lambda: {"latest": 0.2, "uniform": 0.05, "recent": 0.1, "heuristic": 0.4,
+                                            "random": 0.25})
+
+
+@dataclass
+class PPOConfig:
+    """MaskablePPO's hyperparameters (sb3-contrib names)."""
+
+    learning_rate: float = option("Adam's learning rate (the start of a linear schedule)", 0.001)
+    lr_schedule: str = option("constant | linear (down to 0 at total_timesteps)", "constant")
+    n_steps: int = option("steps per env per rollout", 256)
+    batch_size: int = option("minibatch size; at most n_steps x env.n_envs", 256)
+    n_epochs: int = option("passes over each rollout", 8)
+    gamma: float = option("discount factor, in (0, 1]", 0.995)
+    gae_lambda: float = option("GAE's lambda, in (0, 1]", 0.95)
+    clip_range: float = option("PPO's clipping of the probability ratio", 0.2)
+    ent_coef: float = option("weight of the entropy bonus", 0.01)
+    vf_coef: float = option("weight of the value loss", 0.5)
+    max_grad_norm: float = option("gradient norm clipping", 0.5)
+    net_arch: list = option("hidden layer widths of the policy and the value network (after extractor_layer)",
+                            factory=lambda: [64, 64])
+    activation: str = option(" | ".join(ACTIVATIONS), "tanh")
+    extractor_layer: int = option("compact only: width of a first hidden layer inside the extractor (0: none)", 0)
+    share_extractor: bool = option("the policy and value networks share the extractor (embedding, "
+                                   "extractor_layer)", True)
+
+
+@dataclass
+class EvalConfig:
+    """Seat-rotated tournaments of the learner against fixed bots."""
+
+    every: int = option("learner steps between evaluations (0: only the final one)", 25_000)
+    games: int = option("games per opponent and player count, rounded up to whole seat rotations", 40)
+    final_games: int = option("the same for the final evaluation (0: none)", 200)
+    num_players: list = option("player counts of the evaluations", factory=lambda: [2, 4])
+    opponents: list = option("agent specs the learner plays against, one at a time",
+                             factory=lambda: ["random", "heuristic"])
+    deterministic: bool = option("the learner plays its most likely action (false: samples)", True)
+    workers: int = option("processes playing the evaluation games", 1)
+
+
+@dataclass
+class CheckpointConfig:
+    """Periodic checkpoints."""
+
+    every: int = option("learner steps between checkpoints (0: only the final model)", 25_000)
+
+
+@dataclass
+class LogConfig:
+    """What the run reports."""
+
+    tensorboard: bool = option("write TensorBoard logs to OUT/tb", True)
+    progress_bar: bool = option("show SB3's progress bar (needs tqdm and rich)", True)
+    verbose: int = option("SB3's verbosity (1: rollout tables on stdout)", 0)
+
+
+@dataclass
+class TrainConfig:
+    """A whole training run."""
+
+    trainer: str = option("sb3 (MaskablePPO, this config) | rllib (RLlib PPO, its own config; the [ray] extra)",
+                          "sb3")
+    name: str = option("the run's name: its directory runs/NAME and the model's metadata", "run")
+    seed: int = option("seed of the games, the pool and the network", 0)
+    total_timesteps: int = option("learner env steps (the learner's own moves; opponents' are not counted)",
+                                  100_000)
+    # measured: 1 is fastest on 2 cores
+    torch_threads: int = option("torch threads while rollouts are collected", 1)
+    update_threads: int = option("up to this many torch threads in PPO updates while measured faster "
+                                 "(0: torch_threads)", 0)
+    env: EnvConfig = option("the training games", factory=EnvConfig)
+    pool: PoolConfig = option("the opponent pool", factory=PoolConfig)
+    ppo: PPOConfig = option("MaskablePPO's hyperparameters", factory=PPOConfig)
+    eval: EvalConfig = option("evaluations against fixed bots", factory=EvalConfig)
+    checkpoint: CheckpointConfig = option("periodic checkpoints", factory=CheckpointConfig)
+    log: LogConfig = option("what the run reports", factory=LogConfig)
+
+    def to_dict(self) -> dict:
+        """The config as plain data (what config.yaml holds)."""
+        return dataclasses.asdict(self)
+
+
+def _player_counts(where: str, value) -> list[int]:
+    counts = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+    if not isinstance(counts, list) or not counts or any(
+            isinstance(c, bool) or not isinstance(c, int) or c not in range(2, 6) for c in counts):
+        raise ConfigError(f"{where} must be a player count 2-5 or a non-empty list of them, got {value!r}")
+    return list(counts)
+
+
+def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
+    """Check the values' ranges and choices; raises ConfigError naming the key."""
+    def choice(where, value, allowed):
+        check_choice(f"{source}: {where}", value, allowed)
+
+    check_run_name(f"{source}: name", config.name)
+    for where, value, zero_ok in [("seed", config.seed, True), ("total_timesteps", config.total_timesteps, False),
+                                  ("torch_threads", config.torch_threads, False),
+                                  ("update_threads", config.update_threads, True),
+                                  ("env.n_envs", config.env.n_envs, False),
+                                  ("pool.snapshot_every", config.pool.snapshot_every, False),
+                                  ("pool.max_snapshots", config.pool.max_snapshots, False),
+                                  ("ppo.learning_rate", config.ppo.learning_rate, False),
+                                  ("ppo.n_steps", config.ppo.n_steps, False),
+                                  ("ppo.batch_size", config.ppo.batch_size, False),
+                                  ("ppo.n_epochs", config.ppo.n_epochs, False),
+                                  ("ppo.clip_range", config.ppo.clip_range, False),
+                                  ("ppo.ent_coef", config.ppo.ent_coef, True),
+                                  ("ppo.vf_coef", config.ppo.vf_coef, True),
+                                  ("ppo.max_grad_norm", config.ppo.max_grad_norm, False),
+                                  ("ppo.extractor_layer", config.ppo.extractor_layer, True),
+                                  ("eval.every", config.eval.every, True), ("eval.games", config.eval.games, False),
+                                  ("eval.final_games", config.eval.final_games, True),
+                                  ("eval.workers", config.eval.workers, False),
+                                  ("checkpoint.every", config.checkpoint.every, True)]:
+        check_positive(f"{source}: {where}", value, zero_ok)
+    for where, value in [("ppo.gamma", config.ppo.gamma), ("ppo.gae_lambda", config.ppo.gae_lambda),
+                         ("pool.recent_decay", config.pool.recent_decay)]:
+        if not 0 < value <= 1:
+            raise ConfigError(f"{source}: {where} must be in (0, 1], got {value!r}")
+    rollout = config.ppo.n_steps * config.env.n_envs
+    if config.ppo.batch_size > rollout:
+        raise ConfigError(f"{source}: ppo.batch_size ({config.ppo.batch_size}) must be at most one rollout, "
+                          f"ppo.n_steps x env.n_envs = {rollout}")
+    config.env.num_players = _player_counts(f"{source}: env.num_players", config.env.num_players)
+    config.eval.num_players = _player_counts(f"{source}: eval.num_players", config.eval.num_players)
+    choice("trainer", config.trainer, ("sb3",))
+    choice("env.observation_mode", config.env.observation_mode, MODES)
+    choice("env.observation_encoding", config.env.observation_encoding, ENCODINGS)
+    choice("env.reward_mode", config.env.reward_mode, REWARD_MODES)
+    choice("env.vec_env", config.env.vec_env, VEC_ENVS)
+    if config.env.observation_encoding != "onehot" and config.env.vec_env != "batched":
+        raise ConfigError(f"{source}: env.observation_encoding {config.env.observation_encoding!r} needs env.vec_env "
+                          "'batched' (the one-game envs give the onehot encoding)")
+    if config.ppo.extractor_layer and config.env.observation_encoding != "compact":
+        raise ConfigError(f"{source}: ppo.extractor_layer ({config.ppo.extractor_layer}) needs "
+                          "env.observation_encoding 'compact' (it is the compact extractor's layer); use 0 with "
+                          "the onehot encoding")
+    choice("ppo.activation", config.ppo.activation, ACTIVATIONS)
+    choice("ppo.lr_schedule", config.ppo.lr_schedule, LR_SCHEDULES)
+    check_net_arch(f"{source}: ppo.net_arch", config.ppo.net_arch)
+    try:
+        config.pool.mixture = check_mixture(config.pool.mixture)
+    except ValueError as error:
+        raise ConfigError(f"{source}: pool.mixture: {error}") from None
+    check_agent_specs(f"{source}: eval.opponents", config.eval.opponents)
+    return config
+
+
+def config_from_dict(data: dict, source: str = "config") -> TrainConfig:
+    """A checked TrainConfig from plain data (a parsed YAML file); unknown keys raise ConfigError."""
+    return check_config(load_sections(TrainConfig, data, source), source)
+
+
+# --------------------------------------------------------------------------- config files
+def shipped_configs() -> dict[str, Path]:
+    """The configs installed with packetrow (the repository's configs/), by name."""
+    folder = Path(str(files("packetrow_configs")))
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+
+
+def resolve_config(path) -> Path:
+    """A config file: ``path`` if it exists, else the shipped config it names (``quick``, ``configs/quick.yaml``)."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    shipped = shipped_configs()
+    if path.suffix in ("", ".yaml") and path.parent in (Path("."), Path("configs")) and path.stem in shipped:
+        return shipped[path.stem]
+    raise ConfigError(f"no config file at {path}; the shipped configs are {', '.join(shipped)} "
+                      f"(name one, e.g. --config quick or --config configs/quick.yaml)")
+
+
+def read_config(path) -> tuple[Path, object]:
+    """The resolved path and the parsed YAML data of a config (not yet checked)."""
+    import yaml  # the [train] extra: the core install's command line runs without it
+
+    path = resolve_config(path)
+    try:
+        return path, yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML ({error})") from None
+
+
+def load_config(path) -> TrainConfig:
+    """Read and check a YAML training config."""
+    path, data = read_config(path)
+    return config_from_dict(data, str(path))
+
+
+# --------------------------------------------------------------------------- the reference
+TYPE_NAMES = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "mapping"}
+
+
+def config_reference(cls=TrainConfig) -> str:
+    """A Markdown table of every key of a config dataclass (section.key, type, default, meaning), from its fields."""
+    lines = ["| key | type | default | meaning |", "|---|---|---|---|"]
+    defaults = cls()
+    sections = sections_of(cls)
+    rows = [(f.name, f, getattr(defaults, f.name)) for f in dataclasses.fields(cls) if f.name not in sections]
+    for name, section_cls in sections.items():
+        values = getattr(defaults, name)
+        rows += [(f"{name}.{f.name}", f, getattr(values, f.name)) for f in dataclasses.fields(section_cls)]
+    for key, f, default in rows:
+        meaning = f.metadata["meaning"].replace("|", "\\|")  # a pipe would end the Markdown cell
+        lines.append(f"| `{key}` | {TYPE_NAMES[type(default)]} | `{json.dumps(default)}` | {meaning} |")
+    return "\n".join(lines)

@@ -2,7 +2,8 @@
 
 Every seat is an agent (``player_0`` .. ``player_{n-1}``). Each step only the player to act gets an
 observation, a dict ``{"observations": float32[D], "action_mask": float32[A]}`` as RLlib's action-masking
-modules expect; the game's final rewards go to every seat at the end, with a last observation each.
+modules expect; the game's final rewards go to every seat at the end, with a last observation each and
+the final scores in its info.
 Rewards are zero until then (the acting agent gets its 0 each step, as RLlib requires). Needs the ``[ray]`` extra.
 """
 
@@ -10,10 +11,12 @@ from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
+import torch
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.core.distribution.torch.torch_distribution import TorchCategorical
 
 from packetrow_env import actions
 from packetrow_env.engine import Game, IllegalActionError
@@ -82,10 +85,13 @@ class PacketRowMultiAgentEnv(MultiAgentEnv):
                                      "(is the policy masking actions? use MaskedPPOTorchRLModule)")
         self.game.step(action)
         if self.game.is_over:
-            rewards = final_rewards(self.game.scores(), self.reward_mode)
+            scores = self.game.scores()
+            rewards = final_rewards(scores, self.reward_mode)
             everyone = {agent_name(p): self._observe(p) for p in range(self.num_players)}
+            # the scores, not the rewards, say who won: equal VP margins can hide a win on cash (R-SCORE-4)
             return (everyone, {agent_name(p): float(r) for p, r in enumerate(rewards)},
-                    {**{a: True for a in everyone}, "__all__": True}, {"__all__": False}, {})
+                    {**{a: True for a in everyone}, "__all__": True}, {"__all__": False},
+                    {a: {"scores": scores} for a in everyone})
         # RLlib wants a reward for every agent that acted; it is 0 until the end
         rewards = {agent: 0.0}
         seat = self.game.current_player
@@ -101,7 +107,6 @@ def observation_space(enc=None) -> gym.spaces.Dict:
 
 
 def _masked(logits, mask):
-    import torch
     # log(0) = -inf would give NaN gradients through softmax; a very negative floor gives probability 0
     return logits + torch.clamp(torch.log(mask), min=torch.finfo(logits.dtype).min)
 
@@ -149,7 +154,6 @@ class RandomLegalRLModule(RLModule):
     """An opponent that plays a uniformly random legal action (never trained)."""
 
     def _forward(self, batch, **kwargs):
-        import torch
         mask = torch.as_tensor(batch[Columns.OBS]["action_mask"])
         # a zero logit on legal actions and a very negative one elsewhere: uniform over the legal ones
         return {Columns.ACTION_DIST_INPUTS: _masked(torch.zeros_like(mask), mask)}
@@ -158,7 +162,6 @@ class RandomLegalRLModule(RLModule):
         raise NotImplementedError("the random opponent is not trained")
 
     def get_inference_action_dist_cls(self):
-        from ray.rllib.models.torch.torch_distributions import TorchCategorical
         return TorchCategorical
 
     get_exploration_action_dist_cls = get_inference_action_dist_cls

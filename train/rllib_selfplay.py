@@ -21,84 +21,99 @@ import dataclasses
 import json
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from packetrow_agents.policy import ModelFormatError, NumpyPolicy, PolicyAgent
 from packetrow_env.env import REWARD_MODES
 from packetrow_env.observation import MODES
 
-from .config import (ConfigError, check_agent_specs, check_choice, check_net_arch, check_positive, check_run_name,
-                     load_sections)
+from .config import (ACTIVATIONS, ConfigError, check_agent_specs, check_choice, check_net_arch, check_positive,
+                     check_run_name, load_sections, option)
+from .evaluation import EVAL_SEED_OFFSET, evaluate
+from .ray_cluster import import_ray, ray_session
+from .run_dir import RLLIB_RUN_FILES, prepare_out, write_yaml
+from .stats import win_shares
 
 MAIN, RANDOM = "main", "random"
 
 
 @dataclass
 class RLlibEnvConfig:
-    num_players: int = 2
-    observation_mode: str = "tracked"
-    reward_mode: str = "rank"
+    """The training games."""
+
+    num_players: int = option("the player count of every game (2-5)", 2)
+    observation_mode: str = option(f"what every seat observes: {' | '.join(MODES)}", "tracked")
+    reward_mode: str = option(f"{' | '.join(REWARD_MODES)} (the final reward of every seat)", "rank")
 
 
 @dataclass
 class RLlibPPOConfig:
-    iterations: int = 20               # training iterations (one sampling round + one update each)
-    train_batch_size: int = 4000       # env steps of all seats per iteration
-    minibatch_size: int = 500
-    num_epochs: int = 4
-    lr: float = 0.0003
-    gamma: float = 0.995
-    lambda_: float = 0.95
-    clip_param: float = 0.2
-    entropy_coeff: float = 0.01
-    vf_loss_coeff: float = 0.5
-    net_arch: list = field(default_factory=lambda: [128, 128])
-    activation: str = "tanh"
+    """RLlib PPO's hyperparameters (RLlib names)."""
+
+    iterations: int = option("training iterations (one sampling round and one update each)", 20)
+    train_batch_size: int = option("env steps of all seats per iteration", 4000)
+    minibatch_size: int = option("minibatch size; at most train_batch_size", 500)
+    num_epochs: int = option("passes over each iteration's batch", 4)
+    lr: float = option("the learning rate", 0.0003)
+    gamma: float = option("discount factor, in [0, 1]", 0.995)
+    lambda_: float = option("GAE's lambda, in [0, 1]", 0.95)
+    clip_param: float = option("PPO's clipping of the probability ratio", 0.2)
+    entropy_coeff: float = option("weight of the entropy bonus", 0.01)
+    vf_loss_coeff: float = option("weight of the value loss", 0.5)
+    net_arch: list = option("hidden layer widths of main's policy and value networks", factory=lambda: [128, 128])
+    activation: str = option(" | ".join(ACTIVATIONS), "tanh")
 
 
 @dataclass
 class RLlibRunnersConfig:
-    num_env_runners: int = 1           # 0: sample in the driver
-    num_envs_per_env_runner: int = 4
-    num_cpus: int = 2                  # CPUs of a local Ray instance (ignored on a cluster)
+    """Who samples the games."""
+
+    num_env_runners: int = option("Ray actors sampling games (0: the driver samples)", 1)
+    num_envs_per_env_runner: int = option("games each runner steps together", 4)
+    num_cpus: int = option("CPUs of a local Ray instance (ignored on a cluster)", 2)
 
 
 @dataclass
 class LeagueConfig:
-    win_rate_threshold: float = 0.7    # main's recent win rate that freezes a new copy of it
-    window: int = 100                  # games the win rate is taken over
-    recent_share: float = 0.5          # share of opponent seats given to the newest copy
+    """When main is frozen into the league, and how often the newest copy plays."""
+
+    win_rate_threshold: float = option("main's recent win rate (a shared win counts 1/k) that freezes a new copy "
+                                       "of it, in [0, 1]", 0.7)
+    window: int = option("games that win rate is taken over", 100)
+    recent_share: float = option("share of opponent seats given to the newest copy, in [0, 1]", 0.5)
 
 
 @dataclass
 class RLlibEvalConfig:
-    games: int = 200
-    num_players: list = field(default_factory=lambda: [2])
-    opponents: list = field(default_factory=lambda: ["random", "heuristic"])
+    """The final evaluation of main's numpy export (argmax) against fixed bots."""
+
+    games: int = option("seat-rotated games per opponent and player count (0: none)", 200)
+    num_players: list = option("player counts of the evaluation", factory=lambda: [2])
+    opponents: list = option("agent specs main plays against, one at a time",
+                             factory=lambda: ["random", "heuristic"])
 
 
 @dataclass
 class RLlibConfig:
-    trainer: str = "rllib"
-    name: str = "rllib_quick"
-    seed: int = 0
-    ray_address: str = ""              # "" starts a local Ray instance; "auto" or "host:port" joins a cluster
-    env: RLlibEnvConfig = field(default_factory=RLlibEnvConfig)
-    ppo: RLlibPPOConfig = field(default_factory=RLlibPPOConfig)
-    runners: RLlibRunnersConfig = field(default_factory=RLlibRunnersConfig)
-    league: LeagueConfig = field(default_factory=LeagueConfig)
-    eval: RLlibEvalConfig = field(default_factory=RLlibEvalConfig)
+    """A whole RLlib training run."""
 
-
-SECTIONS = {"env": RLlibEnvConfig, "ppo": RLlibPPOConfig, "runners": RLlibRunnersConfig, "league": LeagueConfig,
-            "eval": RLlibEvalConfig}
+    trainer: str = option("rllib (this config; the [ray] extra)", "rllib")
+    name: str = option("the run's name: its directory runs/NAME and the model's metadata", "rllib_quick")
+    seed: int = option("seed of the games and the network", 0)
+    ray_address: str = option('"" starts a local Ray instance; "auto" or "host:port" joins that cluster', "")
+    env: RLlibEnvConfig = option("the training games", factory=RLlibEnvConfig)
+    ppo: RLlibPPOConfig = option("RLlib PPO's hyperparameters", factory=RLlibPPOConfig)
+    runners: RLlibRunnersConfig = option("who samples the games", factory=RLlibRunnersConfig)
+    league: LeagueConfig = option("the league of frozen copies of main", factory=LeagueConfig)
+    eval: RLlibEvalConfig = option("the final evaluation", factory=RLlibEvalConfig)
 
 
 def config_from_dict(data, source: str = "config") -> RLlibConfig:
     """A checked RLlibConfig from plain data (a parsed YAML file); unknown keys raise ConfigError."""
-    config = load_sections(RLlibConfig, SECTIONS, data, source)
+    config = load_sections(RLlibConfig, data, source)
     if config.trainer != "rllib":
         raise ConfigError(f"{source}: trainer must be rllib for an RLlib config, got {config.trainer!r}")
     check_run_name(f"{source}: name", config.name)
@@ -127,7 +142,7 @@ def config_from_dict(data, source: str = "config") -> RLlibConfig:
         raise ConfigError(f"{source}: env.num_players must be one of 2, 3, 4, 5, got {config.env.num_players!r}")
     check_choice(f"{source}: env.observation_mode", config.env.observation_mode, MODES)
     check_choice(f"{source}: env.reward_mode", config.env.reward_mode, REWARD_MODES)
-    check_choice(f"{source}: ppo.activation", config.ppo.activation, ("tanh", "relu"))
+    check_choice(f"{source}: ppo.activation", config.ppo.activation, ACTIVATIONS)
     check_net_arch(f"{source}: ppo.net_arch", config.ppo.net_arch)
     check_agent_specs(f"{source}: eval.opponents", config.eval.opponents)
     return config
@@ -155,7 +170,7 @@ class League:
             # seeded by the episode id, so every seat of an episode agrees on where main sits
             rng = np.random.default_rng(abs(hash(episode.id_)) % 2**63)
             main_seat = int(rng.integers(n))
-            seat = int(str(agent_id).rsplit("_", 1)[1])
+            seat = agent_seat(agent_id)
             if seat == main_seat:
                 return MAIN
             draws = np.random.default_rng([abs(hash(episode.id_)) % 2**63, seat])
@@ -164,6 +179,22 @@ class League:
             return opponents[int(draws.integers(len(opponents)))]
 
         return agent_to_module
+
+
+def agent_seat(agent_id) -> int:
+    """The seat of an RLlib agent id (``player_3`` -> 3, as ``rllib_env.agent_name`` names them)."""
+    return int(str(agent_id).rsplit("_", 1)[1])
+
+
+def main_win_share(episode) -> float | None:
+    """main's share of the win in a finished episode (1/k of a win shared by k), None if main did not play.
+
+    ``episode``: RLlib's MultiAgentEpisode, whose last infos carry the final scores (``rllib_env``).
+    """
+    for agent, info in episode.get_infos(-1).items():
+        if episode.module_for(agent) == MAIN:
+            return win_shares(info["scores"])[agent_seat(agent)]
+    return None
 
 
 def _league_callback(league: League, threshold: float, window: int):
@@ -175,13 +206,9 @@ def _league_callback(league: League, threshold: float, window: int):
         """Logs main's wins; freezes a copy of main into the league when it wins often enough."""
 
         def on_episode_end(self, *, episode, metrics_logger, **kwargs):
-            rewards = {agent: sum(values) for agent, values in episode.get_rewards().items()}
-            main = [agent for agent in rewards if episode.module_for(agent) == MAIN]
-            if main:
-                best = max(rewards.values())
-                # a win: main has the best reward alone (a shared first place is not counted as a win)
-                won = rewards[main[0]] == best and list(rewards.values()).count(best) == 1
-                metrics_logger.log_value("main_win_rate", float(won), reduce="mean", window=window)
+            share = main_win_share(episode)
+            if share is not None:
+                metrics_logger.log_value("main_win_rate", share, reduce="mean", window=window)
 
         def on_train_result(self, *, algorithm, result, **kwargs):
             win_rate = result.get(ENV_RUNNER_RESULTS, {}).get("main_win_rate", 0.0)
@@ -238,9 +265,7 @@ def build_algorithm(config: RLlibConfig):
 
 def export_main(algorithm, config: RLlibConfig, metadata: dict | None = None):
     """``main``'s policy network as the project's NumpyPolicy (plays with numpy alone)."""
-    import torch
-
-    from packetrow_agents.policy import ModelFormatError, NumpyPolicy
+    import torch  # the [ray] extra
 
     module = algorithm.get_module(MAIN)
     encoder = getattr(module.encoder, "actor_encoder", None) or module.encoder.encoder
@@ -268,28 +293,19 @@ class RLlibResult:
     env_steps: int
 
 
-RUN_FILES = ("config.yaml", "model.npz", "iterations.jsonl")
-
-
 def train(config: RLlibConfig, out=None, ray_address: str | None = None, progress: bool = True,
           overwrite: bool = False) -> RLlibResult:
     """Run an RLlib self-play training run on a local Ray instance or the cluster at ``ray_address``.
 
     ``overwrite``: the run may replace an earlier run's files in ``out`` (refused otherwise).
     """
-    import yaml
-    from tqdm import tqdm
-
-    from packetrow_agents.policy import PolicyAgent
-
-    from .ray_cluster import import_ray, ray_session
-    from .selfplay import evaluate, prepare_out
+    from tqdm import tqdm  # the [ray] extra
 
     import_ray()  # before anything is written: without the extra, only a one-line error
     started = time.perf_counter()
     out = Path(out) if out is not None else Path("runs") / config.name
-    prepare_out(out, fresh=True, overwrite=overwrite, files=RUN_FILES, folders=())
-    (out / "config.yaml").write_text(yaml.safe_dump(dataclasses.asdict(config), sort_keys=False))
+    prepare_out(out, fresh=True, overwrite=overwrite, files=RLLIB_RUN_FILES, folders=())
+    write_yaml(out / "config.yaml", dataclasses.asdict(config))
     address = ray_address if ray_address is not None else (config.ray_address or None)
     rows = []
     with ray_session(address, num_cpus=config.runners.num_cpus):
@@ -313,7 +329,7 @@ def train(config: RLlibConfig, out=None, ray_address: str | None = None, progres
     if config.eval.games:
         agent = PolicyAgent(policy=policy, deterministic=True)
         evaluation = evaluate(agent, config.eval.opponents, config.eval.num_players, config.eval.games,
-                              config.seed + 1_000_003, 1, config.env.observation_mode)
+                              config.seed + EVAL_SEED_OFFSET, 1, config.env.observation_mode)
     return RLlibResult(out, npz_path, rows, evaluation, time.perf_counter() - started,
                        rows[-1]["env_steps"] if rows else 0)
 
@@ -326,30 +342,3 @@ def _iteration_row(result: dict, wall: float) -> dict:
             "env_steps": int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)),
             "main_win_rate": float(result.get("main_win_rate", 0.0)),
             "league_size": int(result.get("league_size", 2)), "wall_seconds": round(wall, 2)}
-
-
-def run_command(args, data: dict) -> int:
-    """``packetrow train`` for a config whose ``trainer`` is ``rllib``."""
-    from .ray_cluster import RayUnavailableError
-    from .selfplay import format_evaluation
-
-    try:
-        config = config_from_dict(data, str(args.config))
-        if args.resume or args.total_timesteps is not None:
-            raise ConfigError("--resume and --total-timesteps apply to SB3 configs; an RLlib run's length is "
-                              "ppo.iterations")
-        result = train(config, out=args.out, ray_address=args.ray, progress=not args.no_progress,
-                       overwrite=args.overwrite)
-    except (ConfigError, RayUnavailableError) as error:
-        args.parser.error(str(error))
-    minutes, seconds = divmod(result.wall_seconds, 60)
-    last = result.iterations[-1] if result.iterations else {}
-    print(f"\nTrained {len(result.iterations)} RLlib iterations ({result.env_steps} env steps of all seats) in "
-          f"{int(minutes)} min {seconds:.0f} s; league of {last.get('league_size', 2)} modules "
-          f"(main and {last.get('league_size', 2) - 1} opponents).")
-    if result.evaluation:
-        print(f"\nFinal evaluation ({config.eval.games} games per line, main's numpy export, argmax):")
-        print(format_evaluation(result.evaluation))
-    print(f"\nWrote {result.npz_path} (play it: --agents ppo:path={result.npz_path}), "
-          f"{result.out / 'iterations.jsonl'} and {result.out / 'config.yaml'}.")
-    return 0

@@ -97,17 +97,18 @@ def test_rllib_env_observes_only_the_player_to_act_and_rewards_everyone_at_the_e
         assert env.observation_spaces[agent].contains(observation)
         mask = observation["action_mask"].astype(bool)
         action = int(rng.choice(np.flatnonzero(mask)))
-        observations, rewards, terminateds, truncateds, _ = env.step({agent: action})
+        observations, rewards, terminateds, truncateds, infos = env.step({agent: action})
         steps += 1
         assert not truncateds["__all__"]
         if terminateds["__all__"]:
             break
-        assert rewards == {agent: 0.0}
+        assert rewards == {agent: 0.0} and infos == {}
     assert env.game.is_over and steps > 20
     expected = final_rewards(env.game.scores(), "rank")
     assert rewards == {f"player_{p}": pytest.approx(r) for p, r in enumerate(expected)}
     assert set(observations) == {"player_0", "player_1", "player_2"}
     assert all(not o["action_mask"].any() for o in observations.values())
+    assert infos == {a: {"scores": env.game.scores()} for a in observations}  # who won: the league's count
 
 
 def test_rllib_env_refuses_an_illegal_action_and_changes_nothing():

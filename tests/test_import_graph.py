@@ -1,0 +1,147 @@
+"""The packages' imports: every module imports alone, and the static import graph has no cycle and keeps the layers.
+
+Layers (docs/design.md): packetrow_env imports no other packetrow package; packetrow_agents only packetrow_env;
+packetrow_web only packetrow_env and packetrow_agents; packetrow_train anything but packetrow_web. The graph is read
+from the source (module-level and function-level imports alike), so an import deferred into a function cannot
+hide a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGES = ("packetrow_env", "packetrow_agents", "packetrow_train", "packetrow_web", "packetrow_models",
+            "packetrow_configs")
+# which packetrow packages each package may import (its own always)
+LAYERS = {"packetrow_env": set(), "packetrow_agents": {"packetrow_env"},
+          "packetrow_web": {"packetrow_env", "packetrow_agents"},
+          "packetrow_train": {"packetrow_env", "packetrow_agents", "packetrow_models", "packetrow_configs"},
+          "packetrow_models": set(), "packetrow_configs": set()}
+ALLOWED = {
+    # the `packetrow` command (pyproject's entry point) registers the browser's `serve` subcommand: the command
+    # line sits above every layer
+    ("packetrow_train.cli", "packetrow_web.app"),
+    # TO DELETE AT MERGE: the browser replays saved games with the tournament's replay; the human-play module
+    # of issue #24 takes it over
+    ("packetrow_web.sessions", "packetrow_train.tournament"),
+}
+
+
+def package_files(package: str) -> dict[str, Path]:
+    """{module name: source file} of every module of an installed packetrow package."""
+    root = Path(importlib.util.find_spec(package).submodule_search_locations[0])
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join((package, *parts))] = path
+    return found
+
+
+MODULES = {name: path for package in PACKAGES for name, path in package_files(package).items()}
+
+
+def _is_package(name: str) -> bool:
+    return MODULES[name].name == "__init__.py"
+
+
+def _resolve(module: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module
+    base = module if _is_package(module) else module.rpartition(".")[0]
+    for _ in range(node.level - 1):
+        base = base.rpartition(".")[0]
+    return f"{base}.{node.module}" if node.module else base
+
+
+def imports_of(module: str) -> set[str]:
+    """The packetrow modules ``module`` imports anywhere in its source (a from-import of a submodule names it)."""
+    found = set()
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(module, node)
+            submodules = {f"{target}.{alias.name}" for alias in node.names} & set(MODULES)
+            found |= submodules or {target}
+    return {name for name in found if name.split(".")[0] in PACKAGES}
+
+
+GRAPH = {module: imports_of(module) for module in MODULES}
+
+
+def test_the_graph_covers_every_package_and_knows_every_import():
+    assert {m.split(".")[0] for m in MODULES} == set(PACKAGES)
+    assert "packetrow_train.config" in GRAPH["packetrow_train.selfplay"]
+    unknown = {(m, t) for m, targets in GRAPH.items() for t in targets if t not in MODULES}
+    assert not unknown, f"imports of packetrow modules that do not exist: {sorted(unknown)}"
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle through each strongly connected component of more than one module (or a self-import)."""
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(node):  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in graph[node]:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_no_import_cycle():
+    # a package importing its own submodules (packetrow_env -> packetrow_env.engine) is not a cycle: only the
+    # submodules' imports of one another, and of a package's __init__ from outside it, are edges here
+    assert _cycles(GRAPH) == []
+
+
+def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_the_layers_hold():
+    crossing = sorted((module, target) for module, targets in GRAPH.items() for target in targets
+                      if target.split(".")[0] not in LAYERS[module.split(".")[0]] | {module.split(".")[0]}
+                      and (module, target) not in ALLOWED)
+    assert crossing == [], "imports across the layers (env <- agents <- web; train above env and agents)"
+
+
+def test_every_allowance_is_still_needed():
+    assert all(target in GRAPH[module] for module, target in ALLOWED)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_every_module_imports_alone(module):
+    run = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=300)
+    missing = re.search(r"ModuleNotFoundError: No module named '([^']+)'", run.stderr)
+    if run.returncode and missing and missing[1].split(".")[0] not in PACKAGES:
+        pytest.skip(f"{module} needs {missing[1]}, which is not installed here (an optional dependency)")
+    assert run.returncode == 0, run.stderr
