@@ -30,6 +30,8 @@ from packetrow_env.scoring import banker_points
 from packetrow_env.seat_view import SeatView
 from packetrow_env.state import END_THRESHOLD, MAX_PLAYERS, MIN_PLAYERS
 
+from .registry import split_specs
+
 SAVE_FORMAT = "packetrow-play"
 SAVE_VERSION = 1
 DEFAULT_SAVE = "packetrow-game.json"
@@ -473,22 +475,6 @@ def parse_save(data, path: str = "the saved game") -> dict:
 
 
 # ------------------------------------------------------------------------------------------ opponents
-def split_specs(text: str) -> list[str]:
-    """'heuristic,ismcts:iters=200,rollout=random' -> ['heuristic', 'ismcts:iters=200,rollout=random'].
-
-    Commas separate agents; a 'key=value' part after an agent with options continues that agent's options.
-    """
-    specs = []
-    for part in (p.strip() for p in str(text).split(",")):
-        if not part:
-            raise PlayError(f"--opponents {text!r} has an empty agent spec (separate agents with single commas)")
-        if specs and "=" in part and ":" not in part.split("=", 1)[0] and ":" in specs[-1]:
-            specs[-1] += "," + part
-        else:
-            specs.append(part)
-    return specs
-
-
 def opponent_specs(specs: list[str], players: int) -> list[str]:
     """One spec per opponent seat: the given list (players - 1 long) or one spec for every opponent."""
     from packetrow_agents.registry import parse_spec
@@ -666,7 +652,10 @@ def play(players: int | None = None, opponents=None, seed: int | None = None, se
     """
     specs = None
     if opponents is not None:
-        specs = split_specs(opponents) if isinstance(opponents, str) else [str(o) for o in opponents]
+        try:
+            specs = split_specs(opponents) if isinstance(opponents, str) else [str(o) for o in opponents]
+        except ValueError as error:
+            raise PlayError(f"--opponents: {error}") from None
     if players is not None and not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise PlayError(f"--players must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {players}")
     if seed is not None and seed < 0:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from packetrow_agents import terminal
-from packetrow_agents.terminal import HumanAgent, PlayError, narrate, play, read_save, split_specs
+from packetrow_agents.terminal import HumanAgent, PlayError, narrate, play, read_save
 from packetrow_env import actions
 from packetrow_env.engine import Game
 from packetrow_env.render import contract_text
@@ -139,9 +139,11 @@ def test_option_errors_are_clear(capsys, tmp_path):
 
 
 def test_opponent_specs_keep_their_options():
-    assert split_specs("heuristic,ismcts:iters=200,rollout=random") == ["heuristic", "ismcts:iters=200,rollout=random"]
-    assert split_specs(" random , random ") == ["random", "random"]
     assert terminal.opponent_specs(["random"], 4) == ["random"] * 3
+    with pytest.raises(PlayError, match="option 'path' is given twice"):  # one spec, by the registry's rule
+        play(players=2, opponents="ppo:a.npz,path=C:/x.npz", seed=0)
+    with pytest.raises(PlayError, match="--opponents: .* empty agent spec at position 2 of 3"):
+        play(players=3, opponents="random,,random", seed=0)
 
 
 def test_bots_get_their_own_tracked_view():

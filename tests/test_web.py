@@ -185,6 +185,9 @@ def test_unknown_ids_and_routes_get_json_errors(client):
     ({"opponents": []}, "opponents must be a list"),
     ({"colour": "red"}, "unknown option 'colour'"),
     ({"seed": -1}, "seed must be an integer"),
+    # one spec parser (packetrow_agents.registry.split_specs) for every list of agents
+    ({"opponents": "random,,random"}, "empty agent spec at position 2 of 3"),
+    ({"opponents": "ppo:a.npz,path=C:/x.npz"}, "option 'path' is given twice"),
 ])
 def test_bad_options_are_refused(app, client, options, message):
     response = client.post("/api/games", json=options)

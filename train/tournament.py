@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from packetrow_agents.registry import make_agent, split_specs
 from packetrow_env.engine import Game
 from packetrow_env.knowledge import known_hands
 from packetrow_env.seat_view import SeatView
@@ -87,27 +88,17 @@ def _is_agent(source) -> bool:
 
 def _build(source, seed: int):
     if isinstance(source, str):
-        from packetrow_agents.registry import make_agent
         return make_agent(source, seed)
     return source(seed)
-
-
-def split_agent_specs(text: str) -> list[str]:
-    """Split a comma-separated agent list; 'ismcts:iters=200,rollout=random' stays one spec."""
-    specs = []
-    for part in (p.strip() for p in text.split(",")):
-        # a bare key=value continues the previous spec's options (spec options are comma-separated too)
-        if "=" in part and ":" not in part and specs and ":" in specs[-1]:
-            specs[-1] += "," + part
-        elif part:
-            specs.append(part)
-    return specs
 
 
 def make_entries(specs: Sequence) -> list[Entry]:
     """Check and name the entries: spec strings, factories ``seed -> agent``, or agent objects."""
     if isinstance(specs, str):
-        specs = split_agent_specs(specs)
+        try:
+            specs = split_specs(specs)
+        except ValueError as error:
+            raise TournamentError(str(error)) from None
     specs = list(specs)
     if not specs:
         raise TournamentError("no agents given; give at least as many agents as players, e.g. heuristic,random")
@@ -523,7 +514,10 @@ def _positive_int(text: str) -> int:
 
 
 def _run_tournament_command(args) -> int:
-    specs = [spec for text in args.agents for spec in split_agent_specs(text)]
+    try:
+        specs = [spec for text in args.agents for spec in split_specs(text)]
+    except ValueError as error:
+        args.parser.error(f"argument --agents: {error}")
     if args.seed < 0:
         args.parser.error(f"argument --seed: expected a non-negative integer, got {args.seed}")
     try:

@@ -18,6 +18,7 @@ import numpy as np
 
 from packetrow_agents.terminal import (PlayError, agent_seed, build_bot, narrate, opponent_specs, parse_save, read_save,
                                        save_data, write_save)
+from packetrow_agents.registry import split_specs
 from packetrow_env.engine import Game
 from packetrow_env.render import describe_action, seat_label
 from packetrow_env.seat_view import SeatView
@@ -81,7 +82,10 @@ class PlaySession:
         seed = int(np.random.default_rng().integers(2**31)) if seed is None else _integer(seed, "seed", 0, 2**63 - 1)
         specs = options.get("opponents", [DEFAULT_OPPONENT])
         if isinstance(specs, str):
-            specs = [specs]
+            try:
+                specs = split_specs(specs)
+            except ValueError as error:
+                raise WebError(f"opponents: {error}") from None
         if not isinstance(specs, list) or not specs or not all(isinstance(x, str) and x.strip() for x in specs):
             raise WebError(f"opponents must be a list of agent specs (e.g. {list(SUGGESTED_OPPONENTS)}), "
                            f"got {specs!r}")
