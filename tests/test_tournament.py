@@ -10,11 +10,12 @@ import pytest
 
 from packetrow_agents import registry
 from packetrow_agents.random_agent import RandomAgent
+from packetrow_agents.replay import ReplayError, replay_game, replay_moves
 from packetrow_env.observation import Encoder, encoder
 from packetrow_train import stats
 from packetrow_train.cli import main
-from packetrow_train.tournament import (ReplayError, TournamentError, find_game, lineup, load_games, make_entries, replay_game,
-                              replay_moves, replay_text, run_tournament)
+from packetrow_train.tournament import (TournamentError, find_game, lineup, load_games, make_entries, replay_text,
+                                        run_tournament)
 
 
 class LowestAgent:

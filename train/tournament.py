@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from packetrow_agents.registry import make_agent, split_specs
+from packetrow_agents.replay import replay_moves
 from packetrow_env.engine import Game
 from packetrow_env.knowledge import known_hands
 from packetrow_env.seat_view import SeatView
@@ -55,10 +56,6 @@ TABLE_COLUMNS = ("entry", "agent", "games", "wins", "win_rate", "win_low", "win_
 
 class TournamentError(ValueError):
     """A tournament was set up wrongly (bad agents, player count, number of games, ...)."""
-
-
-class ReplayError(ValueError):
-    """A recorded game does not replay to its recorded result."""
 
 
 # --------------------------------------------------------------------------- entries
@@ -437,36 +434,6 @@ def find_game(records: Sequence[dict], index: int) -> dict:
     indices = sorted(r.get("index", -1) for r in records)
     allowed = f"{indices[0]} to {indices[-1]}" if indices else "none: the file has no games"
     raise ValueError(f"no game {index} in the file; games recorded: {allowed}")
-
-
-def replay_moves(record: dict) -> Iterator[tuple[Game, int, int]]:
-    """Step a recorded game from its seed: yields (game before the move, seat, action), then checks the scores."""
-    game = Game.new(int(record["num_players"]), seed=int(record["seed"]))
-    for move, action in enumerate(record["actions"]):
-        if game.is_over:
-            raise ReplayError(f"game {record.get('index')}: the game ended after {move} moves but "
-                              f"{len(record['actions'])} are recorded")
-        seat = game.current_player
-        yield game, seat, int(action)
-        game.step(int(action))
-    if not game.is_over:
-        raise ReplayError(f"game {record.get('index')}: the {len(record['actions'])} recorded moves do not finish "
-                          "the game")
-    replayed = game.scores()
-    recorded = [dict(row) for row in record["scores"]]
-    if replayed != recorded:
-        raise ReplayError(f"game {record.get('index')}: replaying seed {record['seed']} and the recorded moves gives "
-                          f"scores {replayed}, but the file records {recorded}")
-
-
-def replay_game(record: dict) -> Game:
-    """The finished game of a record, replayed through the engine; raises ReplayError if the scores differ."""
-    game = None
-    for game, _, _ in replay_moves(record):
-        pass
-    if game is None:
-        raise ReplayError(f"game {record.get('index')}: no moves recorded")
-    return game
 
 
 def replay_text(record: dict, seat: int = 0, full: bool = False, every_move: bool = False) -> Iterator[str]:
