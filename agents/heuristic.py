@@ -10,6 +10,8 @@ from packetrow_env.cards import (ASSISTANT, BANKER, BUILDING, CAPTAIN, CONTRACT,
 from packetrow_env.scoring import leader_banker_points, time_left
 from packetrow_env.state import CHOOSE_BOARD, MUST_TAKE, PAY
 
+from .base import Agent, act_each
+
 VP = 10.0  # dollars per victory point: 1 VP per full $10 of cash at the end (R-SCORE-2)
 UNIT_PRICE = 3.0  # what a missing unit of goods costs on the market, roughly
 ASSISTANT_SPEND = 2.0  # what using up an assistant costs
@@ -96,7 +98,7 @@ class _Needs:
         return destination in self.ship_dests or (self.ships > 0 and self.captains > 0)
 
 
-class HeuristicAgent:
+class HeuristicAgent(Agent):
     """A documented rule-based player: every card gets a value in dollars for its own hand (1 VP = $10).
 
     Rules, in order:
@@ -133,6 +135,21 @@ class HeuristicAgent:
     def reset(self, seed: int) -> None:
         """Reseed (the generator only breaks exact ties)."""
         self._rng = np.random.default_rng(seed)
+
+    @classmethod
+    def act_batch(cls, agents, turns) -> np.ndarray:
+        """Each agent's turns in one compiled call (``heuristic_batch.heuristic_actions``: these rules on each
+        seat's view), exact ties broken by ``turns.rng``; a subclass, which may change the rules, game by game."""
+        if cls is not HeuristicAgent:
+            return act_each(agents, turns)
+        from .heuristic_batch import heuristic_actions  # numba compiles only where games are batched
+
+        out = np.zeros(len(turns), np.int64)
+        for j in np.unique(turns.player).tolist():
+            k = np.flatnonzero(turns.player == j)
+            out[k] = heuristic_actions(turns.games, turns.rows[k], turns.observation_mode, turns.rng,
+                                       agents[j].threshold, turns.masks[k])
+        return out
 
     # --------------------------------------------------------------- act
     def act(self, view) -> int:

@@ -69,12 +69,13 @@ def test_heuristic_opponents_move_by_one_compiled_call_per_group(monkeypatch):
     """Heuristic opponents (any threshold) are moved by packetrow_agents.heuristic_batch, one call per group and
     step, never game by game: each waiting game gets HeuristicAgent's action on its seat's view (or, at a tie,
     one of the agent's tied options)."""
-    import packetrow_train.vec_selfplay as vec_selfplay
+    import packetrow_agents.base as base
+    import packetrow_agents.heuristic_batch as heuristic_batch
     from packetrow_agents.heuristic import TIE
     from packetrow_env.seat_view import SeatView
     from tests.test_heuristic_batch import RecordingHeuristic
 
-    kernel = vec_selfplay.heuristic_actions
+    kernel = heuristic_batch.heuristic_actions
     agents = {}
     calls = []
 
@@ -93,8 +94,8 @@ def test_heuristic_opponents_move_by_one_compiled_call_per_group(monkeypatch):
                 assert out[k] in [a for a, v in agent.options if v >= best - TIE]
         return out
 
-    monkeypatch.setattr(vec_selfplay, "heuristic_actions", checked)
-    monkeypatch.setattr(vec_selfplay, "SeatView", None)  # the one-game path would fail
+    monkeypatch.setattr(heuristic_batch, "heuristic_actions", checked)
+    monkeypatch.setattr(base, "SeatView", None)  # the one-game path would fail
     env = make_env({"heuristic": 1.0, "heuristic:threshold=2": 1.0}, num_envs=8, num_players=(2, 3, 4, 5))
     env.reset()
     rng = np.random.default_rng(0)
@@ -110,15 +111,16 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
     """Every waiting snapshot opponent plays its own snapshot's move on its seat's observation: snapshots of one
     architecture through one PolicyStack call for all of them (few rows per snapshot), else (many rows per
     snapshot, or a shallower network among them) one numpy forward per snapshot."""
-    import packetrow_train.vec_selfplay as vec_selfplay
+    import packetrow_agents.policy as policy_module
+    import packetrow_agents.policy_batch as policy_batch
     from packetrow_agents.policy import NumpyPolicy, PolicyAgent
     from packetrow_train.vec_selfplay import PoolOpponents
 
     mixed = path == "mixed"
-    monkeypatch.setattr(vec_selfplay, "STACK_ROWS_PER_POLICY", 0 if path == "per snapshot" else 10 ** 6)
+    monkeypatch.setattr(policy_module, "STACK_ROWS_PER_POLICY", 0 if path == "per snapshot" else 10 ** 6)
     stacked = []
-    original = vec_selfplay.PolicyStack.actions
-    monkeypatch.setattr(vec_selfplay.PolicyStack, "actions", lambda *a, **k: stacked.append(1) or original(*a, **k))
+    original = policy_batch.PolicyStack.actions
+    monkeypatch.setattr(policy_batch.PolicyStack, "actions", lambda *a, **k: stacked.append(1) or original(*a, **k))
 
     shipped = PolicyAgent.load().policy
     rng = np.random.default_rng(0)
@@ -146,7 +148,7 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
     got = opponents.act(vg, waiting, RowObservations(vg, waiting, "tracked", "compact"), masks)
     seats = vg.current_player[waiting]
     for k, (i, seat) in enumerate(zip(waiting.tolist(), seats.tolist())):
-        policy = opponents.entries[opponents.assigned[i, seat]][2]
+        policy = opponents.entries[opponents.assigned[i, seat]][2].policy
         assert got[k] == policy.action(observations[k], masks[k], deterministic=True)
-    assert (opponents._stack() is None) == mixed
+    assert (policy_batch.stack_of(tuple(entry[2].policy for entry in opponents.entries)) is None) == mixed
     assert bool(stacked) == (path == "stack")
