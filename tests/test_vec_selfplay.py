@@ -152,3 +152,101 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
         assert got[k] == policy.action(observations[k], masks[k], deterministic=True)
     assert (policy_batch.stack_of(tuple(entry[2].policy for entry in opponents.entries)) is None) == mixed
     assert bool(stacked) == (path == "stack")
+
+
+# --------------------------------------------------------------------------- the agents' batch protocol
+class Lowest:
+    """A new batched agent: the lowest legal action, in one call for all its games (only act_batch moves it)."""
+
+    calls: list = []
+    batches_together = False
+
+    def __init__(self, seed: int = 0):
+        self.name = "lowest"
+
+    def reset(self, seed: int) -> None:
+        """Nothing to reseed."""
+
+    def act(self, view) -> int:
+        raise AssertionError("a batched agent is moved by act_batch, not game by game")
+
+    @classmethod
+    def act_batch(cls, agents, turns) -> np.ndarray:
+        assert (turns.games.current_player[turns.rows] == turns.seats).all()
+        assert (turns.games.legal_action_mask()[turns.rows] == turns.masks).all()
+        assert all(isinstance(agents[p], Lowest) for p in turns.player.tolist())
+        cls.calls.append(len(turns))
+        return turns.masks.argmax(axis=1)
+
+
+def test_a_new_batched_agent_needs_no_edit_of_the_pool(monkeypatch):
+    """PoolOpponents moves any agent class by its act_batch: registering the class is all it takes."""
+    from packetrow_agents import registry
+
+    monkeypatch.setitem(registry.AGENTS, "lowest", ("tests.test_vec_selfplay", "Lowest"))
+    monkeypatch.setattr(Lowest, "calls", [])
+    env = make_env({"lowest": 1.0, "random": 1.0}, num_envs=8, num_players=(2, 3, 4, 5))
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        env.step_async(random_legal(env.action_masks(), rng))
+        env.step_wait()
+    assert max(Lowest.calls) > 1  # several games in one call
+    assert {entry[1] for entry in env.opponents.entries} == {"lowest", "random"}
+
+
+def test_batch_method_plays_each_classs_own_act():
+    """A class's act_batch is used only where it plays that class's act: a subclass that changed act, a class
+    without act_batch (duck-typed or Agent's default), and a heuristic subclass move game by game."""
+    from packetrow_agents import HeuristicAgent, ISMCTSAgent, PolicyAgent, RandomAgent
+    from packetrow_agents.base import act_each, batch_method
+    from tests.test_heuristic_batch import RecordingHeuristic
+    from tests.test_wrappers import RecordingAgent
+
+    assert batch_method(RandomAgent) == RandomAgent.act_batch
+    assert batch_method(HeuristicAgent) == HeuristicAgent.act_batch
+    assert batch_method(PolicyAgent) == PolicyAgent.act_batch and PolicyAgent.batches_together
+    assert batch_method(Lowest) == Lowest.act_batch
+    for cls in (RecordingAgent, ISMCTSAgent, type("Plain", (), {"act": lambda self, view: 0})):
+        assert batch_method(cls) is act_each
+    vg, turns = _turns(seed=2)
+    agents = [RecordingHeuristic(seed=1), RecordingHeuristic(seed=2)]  # it changes no rule: compare with act
+    expected = [agents[p].act(turns.view(k)) for k, p in enumerate(turns.player.tolist())]
+    assert RecordingHeuristic.act_batch(agents, turns).tolist() == expected
+
+
+def _turns(seed: int, player=None):
+    from packetrow_agents.base import Turns
+    from packetrow_env.vector import VectorGame
+
+    rng = np.random.default_rng(seed)
+    vg = VectorGame([2, 3, 4, 5] * 4, seeds=list(range(16)))
+    for _ in range(rng.integers(3, 30)):
+        vg.step(random_legal(vg.legal_action_mask(), rng))
+    rows = np.flatnonzero(vg.current_player >= 0)
+    player = np.arange(len(rows)) % 2 if player is None else player
+    return vg, Turns(vg, rows, vg.current_player[rows], player, vg.legal_action_mask()[rows], "tracked", "compact",
+                     np.random.default_rng(seed))
+
+
+def test_policies_that_read_another_observation_move_game_by_game(monkeypatch):
+    """PolicyAgent.act_batch batches the policies that read the batch's observations; one trained on another
+    observation mode plays its own act on its seat's view; both play the moves they play alone."""
+    import packetrow_agents.policy_batch as policy_batch
+    from packetrow_agents.policy import NumpyPolicy, PolicyAgent
+
+    stacked = []
+    original = policy_batch.PolicyStack.actions
+    monkeypatch.setattr(policy_batch.PolicyStack, "actions", lambda *a, **k: stacked.append(1) or original(*a, **k))
+
+    shipped = PolicyAgent.load().policy
+    full = NumpyPolicy(shipped.weights, shipped.biases, shipped.action_weight, shipped.action_bias,
+                       observation_mode="table", embedding=shipped.embedding, index_slices=shipped.index_slices)
+    agents = [PolicyAgent(policy=shipped), PolicyAgent(policy=full)]
+    vg, turns = _turns(seed=4)
+    monkeypatch.setattr(agents[0], "act", None)  # the agent reading the batch's observations is not asked alone
+    got = PolicyAgent.act_batch(agents, turns)
+    monkeypatch.undo()
+    assert stacked == [1]
+    assert got.tolist() == [agents[p].act(turns.view(k)) for k, p in enumerate(turns.player.tolist())]
+    assert turns.masks[np.arange(len(got)), got].all()
