@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from packetrow_env import actions
-from packetrow_env.cards import (ASSISTANT, BANKER, BUILDING, CAPTAIN, CONTRACT, GOLD, GOODS_KIND, MONEY, SHIP,
-                                 TRADER)
+from packetrow_env.cards import (ASSISTANT, BANKER, BUILDING, CAPTAIN, CONTRACT, DESTINATIONS, GOLD, GOODS, GOODS_KIND,
+                                 MONEY, SHIP, TRADER)
 from packetrow_env.scoring import leader_banker_points, time_left
 from packetrow_env.state import CHOOSE_BOARD, MUST_TAKE, PAY
 
@@ -38,11 +38,11 @@ class _Needs:
 
     def __init__(self, cards, hand, ships):
         kind, quantity, good, destination = cards.kind_of, cards.quantity, cards.good, cards.destination
-        self.demand = [0] * 4
-        self.reward = [0] * 4
-        self.units = [0] * 4
+        self.demand = [0] * len(GOODS)
+        self.reward = [0] * len(GOODS)
+        self.units = [0] * len(GOODS)
         self.gold = self.traders = self.captains = self.money = self.bankers = 0
-        self.dest_reward = [0] * 6
+        self.dest_reward = [0] * len(DESTINATIONS)
         self.contracts = []  # (good, destination, reward)
         for c in hand:
             k = kind[c]
@@ -82,7 +82,7 @@ class _Needs:
         short = [max(0, d - u) for d, u in zip(self.demand, self.units)]
         spare = sum(max(0, u - d) for d, u in zip(self.demand, self.units))
         fill = self.gold + min(spare, 2 * self.traders)  # gold and traded goods go where least is missing
-        for g in sorted(range(4), key=lambda g: short[g]):
+        for g in sorted(range(len(GOODS)), key=lambda g: short[g]):
             used = min(short[g], fill)
             short[g] -= used
             fill -= used
@@ -314,7 +314,7 @@ def card_value(game, context: _Context, seat: int, card: int) -> float:
         # cash scores per full $10 (R-SCORE-2): near the end, count exactly what the purchase changes
         exact = VP * (int(cards.vp[card]) + (budget - cost) // 10 - budget // 10)
         value = time_left * (VP * int(cards.vp[card]) - cost) + (1 - time_left) * exact
-        reserve = UNIT_PRICE * sum(needs.missing(g) for g in range(4) if needs.demand[g])
+        reserve = UNIT_PRICE * sum(needs.missing(g) for g in range(len(GOODS)) if needs.demand[g])
         left = context.budget(seat) - cost
         if left < reserve:  # keep cash for goods that nearly complete contracts
             value -= RESERVE_WEIGHT * (reserve - left) * time_left

@@ -20,7 +20,7 @@ from packetrow_env.cards import BOARDS, CONTRACT, MONEY, START
 from packetrow_env.engine import Game
 from packetrow_env.render import card_text, contract_text, future_supply, scores_lines, seat_label, shipment_text
 from packetrow_env.seat_view import SeatView
-from packetrow_env.state import END_THRESHOLD
+from packetrow_env.state import END_THRESHOLD, NUM_BOARDS
 
 from .registry import make_agent, parse_spec
 
@@ -96,7 +96,7 @@ def _round_end(before, after, seat: int, names) -> list[str]:
     s, t = before.state, after.state
     refilled = ", ".join(f"the {BOARDS[b]}" for b in sorted(s.chosen_order))
     lines = [f"--- Round {s.round} ends" + (f"; refilled: {refilled}" if refilled else "") + "."]
-    for b in range(4):
+    for b in range(NUM_BOARDS):
         if t.exhausted[b] and not s.exhausted[b]:
             lines.append(f"The {BOARDS[b]} is now exhausted (its deck could not refill it).")
     if after.is_over:

@@ -377,6 +377,23 @@ def load_policy(path=None) -> NumpyPolicy:
     return NumpyPolicy.load_npz(path)
 
 
+def _forward(policies: list[NumpyPolicy], turns, ids: np.ndarray, deterministic: bool) -> np.ndarray:
+    """The moves of ``policies[ids[k]]`` for the turns: one PolicyStack call where they share an architecture and
+    have few rows each (``STACK_ROWS_PER_POLICY``), else one numpy forward per policy."""
+    from .policy_batch import stack_of  # numba compiles only where games are batched
+
+    groups = np.unique(ids)
+    stack = stack_of(tuple(policies))
+    observations = turns.observe()
+    if stack is not None and len(ids) <= STACK_ROWS_PER_POLICY * len(groups):
+        return stack.actions(ids, observations, turns.masks, turns.rng, deterministic)
+    out = np.zeros(len(ids), np.int64)
+    for g in groups.tolist():
+        rows = np.flatnonzero(ids == g)
+        out[rows] = policies[g].actions(observations[rows], turns.masks[rows], turns.rng, deterministic)
+    return out
+
+
 class PolicyAgent(Agent):
     """Plays a trained policy: masked argmax (``deterministic``) or a sample from it, seeded.
 
@@ -454,36 +471,26 @@ class PolicyAgent(Agent):
     @classmethod
     def act_batch(cls, agents, turns) -> np.ndarray:
         """The agents that read the batch's observations (its mode, encoding and action layout) move batched,
-        sampling from ``turns.rng``: those sampling alike in one PolicyStack call where they share an architecture
-        and have few rows each, else one numpy forward per policy; other agents game by game."""
-        from .policy_batch import stack_of  # numba compiles only where games are batched
-
+        sampling from ``turns.rng`` (``_forward``); other agents game by game."""
+        parts: dict = {}  # how the readers pick (argmax: True, a sample: False) -> their indices; None: the others
+        for j, agent in enumerate(agents):
+            reads = (agent.observation_mode == turns.observation_mode
+                     and agent.observation_encoding == turns.observation_encoding
+                     and agent.policy.num_actions == turns.masks.shape[1])
+            parts.setdefault(agent.deterministic if reads else None, []).append(j)
         out = np.zeros(len(turns), np.int64)
-        reads = np.array([a.observation_mode == turns.observation_mode
-                          and a.observation_encoding == turns.observation_encoding
-                          and a.policy.num_actions == turns.masks.shape[1] for a in agents])
-        alone = np.flatnonzero(~reads[turns.player])
-        if len(alone):
-            out[alone] = act_each(agents, turns.select(alone))
-        for deterministic in dict.fromkeys(a.deterministic for a, r in zip(agents, reads) if r):
-            members = [j for j, a in enumerate(agents) if reads[j] and a.deterministic == deterministic]
-            index = np.full(len(agents), -1, np.int64)
-            index[members] = np.arange(len(members))
-            k = np.flatnonzero(index[turns.player] >= 0)
-            if not len(k):
-                continue
-            part = turns.select(k)
-            ids = index[part.player]
-            groups = np.unique(ids)
-            stack = stack_of(tuple(agents[j].policy for j in members))
-            if stack is not None and len(k) <= STACK_ROWS_PER_POLICY * len(groups):
-                out[k] = stack.actions(ids, part.observe(), part.masks, turns.rng, deterministic)
-                continue
-            observations = part.observe()
-            for g in groups.tolist():
-                rows = np.flatnonzero(ids == g)
-                out[k[rows]] = agents[members[g]].policy.actions(observations[rows], part.masks[rows], turns.rng,
-                                                                 deterministic)
+        for deterministic, members in parts.items():
+            if len(members) == len(agents):  # the usual case, the snapshots of one learner: no regrouping
+                k, part, ids = slice(None), turns, turns.player
+            else:
+                index = np.full(len(agents), -1, np.int64)
+                index[members] = np.arange(len(members))
+                k = np.flatnonzero(index[turns.player] >= 0)
+                part, ids = turns.select(k), index[turns.player[k]]
+            if deterministic is None:
+                out[k] = act_each(agents, part)
+            elif len(ids):
+                out[k] = _forward([agents[j].policy for j in members], part, ids, deterministic)
         return out
 
     @staticmethod
