@@ -42,6 +42,17 @@ class Turns:
         """The SeatView of turn ``k`` (a Game copied out of the batch: the slow, general path)."""
         return SeatView(self.games.game(int(self.rows[k])), int(self.seats[k]), self.observation_mode)
 
+    def by_agent(self):
+        """(agent index, positions, their turns) for each agent that has turns here (no copy where one has all)."""
+        first = int(self.player[0]) if len(self.player) else 0
+        if (self.player == first).all():
+            if len(self.player):
+                yield first, slice(None), self
+            return
+        for j in np.unique(self.player).tolist():
+            k = np.flatnonzero(self.player == j)
+            yield j, k, self.select(k)
+
     def select(self, where) -> Turns:
         """The turns at positions ``where`` (an index array)."""
         return Turns(self.games, self.rows[where], self.seats[where], self.player[where], self.masks[where],

@@ -145,10 +145,9 @@ class HeuristicAgent(Agent):
         from .heuristic_batch import heuristic_actions  # numba compiles only where games are batched
 
         out = np.zeros(len(turns), np.int64)
-        for j in np.unique(turns.player).tolist():
-            k = np.flatnonzero(turns.player == j)
-            out[k] = heuristic_actions(turns.games, turns.rows[k], turns.observation_mode, turns.rng,
-                                       agents[j].threshold, turns.masks[k])
+        for j, k, part in turns.by_agent():
+            out[k] = heuristic_actions(part.games, part.rows, part.observation_mode, part.rng, agents[j].threshold,
+                                       part.masks)
         return out
 
     # --------------------------------------------------------------- act
