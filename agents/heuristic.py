@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from packetrow_env import actions
-from packetrow_env.cards import (ASSISTANT, BANKER, BUILDING, CAPTAIN, CONTRACT, GOLD, GOODS_KIND, MONEY, SHIP,
-                                 TRADER)
+from packetrow_env.cards import (ASSISTANT, BANKER, BUILDING, CAPTAIN, CONTRACT, DESTINATIONS, GOLD, GOODS, GOODS_KIND,
+                                 MONEY, SHIP, TRADER)
 from packetrow_env.scoring import leader_banker_points, time_left
 from packetrow_env.state import CHOOSE_BOARD, MUST_TAKE, PAY
+
+from .base import Agent, act_each
 
 VP = 10.0  # dollars per victory point: 1 VP per full $10 of cash at the end (R-SCORE-2)
 UNIT_PRICE = 3.0  # what a missing unit of goods costs on the market, roughly
@@ -36,11 +38,11 @@ class _Needs:
 
     def __init__(self, cards, hand, ships):
         kind, quantity, good, destination = cards.kind_of, cards.quantity, cards.good, cards.destination
-        self.demand = [0] * 4
-        self.reward = [0] * 4
-        self.units = [0] * 4
+        self.demand = [0] * len(GOODS)
+        self.reward = [0] * len(GOODS)
+        self.units = [0] * len(GOODS)
         self.gold = self.traders = self.captains = self.money = self.bankers = 0
-        self.dest_reward = [0] * 6
+        self.dest_reward = [0] * len(DESTINATIONS)
         self.contracts = []  # (good, destination, reward)
         for c in hand:
             k = kind[c]
@@ -80,7 +82,7 @@ class _Needs:
         short = [max(0, d - u) for d, u in zip(self.demand, self.units)]
         spare = sum(max(0, u - d) for d, u in zip(self.demand, self.units))
         fill = self.gold + min(spare, 2 * self.traders)  # gold and traded goods go where least is missing
-        for g in sorted(range(4), key=lambda g: short[g]):
+        for g in sorted(range(len(GOODS)), key=lambda g: short[g]):
             used = min(short[g], fill)
             short[g] -= used
             fill -= used
@@ -96,7 +98,7 @@ class _Needs:
         return destination in self.ship_dests or (self.ships > 0 and self.captains > 0)
 
 
-class HeuristicAgent:
+class HeuristicAgent(Agent):
     """A documented rule-based player: every card gets a value in dollars for its own hand (1 VP = $10).
 
     Rules, in order:
@@ -133,6 +135,20 @@ class HeuristicAgent:
     def reset(self, seed: int) -> None:
         """Reseed (the generator only breaks exact ties)."""
         self._rng = np.random.default_rng(seed)
+
+    @classmethod
+    def act_batch(cls, agents, turns) -> np.ndarray:
+        """Each agent's turns in one compiled call (``heuristic_batch.heuristic_actions``: these rules on each
+        seat's view), exact ties broken by ``turns.rng``; a subclass, which may change the rules, game by game."""
+        if cls is not HeuristicAgent:
+            return act_each(agents, turns)
+        from .heuristic_batch import heuristic_actions  # numba compiles only where games are batched
+
+        out = np.zeros(len(turns), np.int64)
+        for j, k, part in turns.by_agent():
+            out[k] = heuristic_actions(part.games, part.rows, part.observation_mode, part.rng, agents[j].threshold,
+                                       part.masks)
+        return out
 
     # --------------------------------------------------------------- act
     def act(self, view) -> int:
@@ -297,7 +313,7 @@ def card_value(game, context: _Context, seat: int, card: int) -> float:
         # cash scores per full $10 (R-SCORE-2): near the end, count exactly what the purchase changes
         exact = VP * (int(cards.vp[card]) + (budget - cost) // 10 - budget // 10)
         value = time_left * (VP * int(cards.vp[card]) - cost) + (1 - time_left) * exact
-        reserve = UNIT_PRICE * sum(needs.missing(g) for g in range(4) if needs.demand[g])
+        reserve = UNIT_PRICE * sum(needs.missing(g) for g in range(len(GOODS)) if needs.demand[g])
         left = context.budget(seat) - cost
         if left < reserve:  # keep cash for goods that nearly complete contracts
             value -= RESERVE_WEIGHT * (reserve - left) * time_left

@@ -56,12 +56,14 @@ from packetrow_env.seat_view import SeatView
 from packetrow_env.shipping import best_fulfilment
 from packetrow_env.state import HAND, SHIPS
 
+from .base import Agent
+
 ROLLOUTS = ("random", "heuristic")
 DEFAULT_ITERATIONS = 1000
 TERMINAL_MARGIN_WEIGHT = 0.1  # share of the terminal reward that rewards a bigger VP lead
 
 
-class ISMCTSAgent:
+class ISMCTSAgent(Agent):
     """Single-observer information-set MCTS over determinisations, for the seat to act."""
 
     def __init__(self, seconds_per_move: float | None = None, iterations: int | None = None, seed: int = 0,

@@ -33,10 +33,16 @@ import numpy as np
 
 from packetrow_env.compact_observation import ENCODINGS  # observation_encoding: onehot (the default) or compact
 
+from .base import Agent, act_each
+
 FORMAT_VERSION = 2  # the newest format written (for compact policies; onehot ones are written as format 1)
 ACTIVATIONS = ("tanh", "relu")
 # models/ of the repository, installed as the package packetrow_models
 SHIPPED_MODEL = Path(str(files("packetrow_models") / "ppo_packetrow.npz"))
+# PolicyAgent.act_batch: one PolicyStack call up to this many rows per policy; measured
+# (benchmarks/policy_forward.py): the compiled call beats a numpy forward per policy up to about 8 rows per policy,
+# beyond, BLAS's products win
+STACK_ROWS_PER_POLICY = 8
 TRAIN_HINT = ("train one with `packetrow train --config configs/quick.yaml --out runs/quick` and load "
               "runs/quick/model.npz (agent spec ppo:path=runs/quick/model.npz)")
 
@@ -174,6 +180,17 @@ class NumpyPolicy:
         # searchsorted on the cumulative sum samples in one call; the clip guards float round-off at the top
         index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
         return int(min(index, len(cumulative) - 1))
+
+    def actions(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator,
+                deterministic: bool) -> np.ndarray:
+        """int64[k]: per row, the most likely legal action, or (``deterministic=False``) a sample of the masked
+        policy: one forward for all rows."""
+        logits = self.logits(observations).astype(np.float64)
+        logits[~masks] = -np.inf
+        if deterministic:
+            return logits.argmax(axis=1)
+        gumbel = -np.log(-np.log(rng.random(logits.shape)))  # argmax(logits + Gumbel) samples softmax(logits)
+        return (logits + gumbel).argmax(axis=1)
 
     def save(self, path) -> Path:
         """Write the policy to a ``.npz`` file; returns its path."""
@@ -360,7 +377,24 @@ def load_policy(path=None) -> NumpyPolicy:
     return NumpyPolicy.load_npz(path)
 
 
-class PolicyAgent:
+def _forward(policies: list[NumpyPolicy], turns, ids: np.ndarray, deterministic: bool) -> np.ndarray:
+    """The moves of ``policies[ids[k]]`` for the turns: one PolicyStack call where they share an architecture and
+    have few rows each (``STACK_ROWS_PER_POLICY``), else one numpy forward per policy."""
+    from .policy_batch import stack_of  # numba compiles only where games are batched
+
+    groups = np.unique(ids)
+    stack = stack_of(tuple(policies))
+    observations = turns.observe()
+    if stack is not None and len(ids) <= STACK_ROWS_PER_POLICY * len(groups):
+        return stack.actions(ids, observations, turns.masks, turns.rng, deterministic)
+    out = np.zeros(len(ids), np.int64)
+    for g in groups.tolist():
+        rows = np.flatnonzero(ids == g)
+        out[rows] = policies[g].actions(observations[rows], turns.masks[rows], turns.rng, deterministic)
+    return out
+
+
+class PolicyAgent(Agent):
     """Plays a trained policy: masked argmax (``deterministic``) or a sample from it, seeded.
 
     Built from a model file (``path``: a ``.npz`` export; None: the shipped model) or a
@@ -374,6 +408,8 @@ class PolicyAgent:
     the first 48 actions, and in phase pay, which it cannot express, it pays as the heuristic does
     (``heuristic.choose_payment``; on a view without a game, with the first option, the least card value).
     """
+
+    batches_together = True  # policies of one architecture share one compiled forward (policy_batch.PolicyStack)
 
     def __init__(self, seed: int = 0, path=None, deterministic: bool = True, policy: NumpyPolicy | None = None,
                  name: str = "ppo"):
@@ -431,6 +467,31 @@ class PolicyAgent:
                 if self.policy.observation_size == coder.v0_size and observation.shape[-1] > coder.v0_size:
                     observation = coder.v0_observation(observation)  # a v0 policy reads the v0 prefix
         return self.policy.action(observation, mask, self._rng, self.deterministic)
+
+    @classmethod
+    def act_batch(cls, agents, turns) -> np.ndarray:
+        """The agents that read the batch's observations (its mode, encoding and action layout) move batched,
+        sampling from ``turns.rng`` (``_forward``); other agents game by game."""
+        parts: dict = {}  # how the readers pick (argmax: True, a sample: False) -> their indices; None: the others
+        for j, agent in enumerate(agents):
+            reads = (agent.observation_mode == turns.observation_mode
+                     and agent.observation_encoding == turns.observation_encoding
+                     and agent.policy.num_actions == turns.masks.shape[1])
+            parts.setdefault(agent.deterministic if reads else None, []).append(j)
+        out = np.zeros(len(turns), np.int64)
+        for deterministic, members in parts.items():
+            if len(members) == len(agents):  # the usual case, the snapshots of one learner: no regrouping
+                k, part, ids = slice(None), turns, turns.player
+            else:
+                index = np.full(len(agents), -1, np.int64)
+                index[members] = np.arange(len(members))
+                k = np.flatnonzero(index[turns.player] >= 0)
+                part, ids = turns.select(k), index[turns.player[k]]
+            if deterministic is None:
+                out[k] = act_each(agents, part)
+            elif len(ids):
+                out[k] = _forward([agents[j].policy for j in members], part, ids, deterministic)
+        return out
 
     @staticmethod
     def _pay_without_outputs(view) -> int:

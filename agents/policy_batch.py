@@ -14,6 +14,8 @@ rounding (tests/test_policy_batch.py), not bit for bit.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numba
 import numpy as np
 
@@ -91,6 +93,13 @@ class PolicyStack:
             raise ValueError(f"observations must be float[{len(ids)}, {self.observation_size}] (one per policy id), "
                              f"got shape {x.shape}")
         return ids.astype(np.int64), x
+
+
+@lru_cache(maxsize=8)
+def stack_of(policies: tuple[NumpyPolicy, ...]) -> PolicyStack | None:
+    """A PolicyStack of ``policies``, kept for the next call with the same ones; None where their architectures
+    differ."""
+    return PolicyStack(list(policies)) if all(same_architecture(policies[0], p) for p in policies) else None
 
 
 def same_architecture(a: NumpyPolicy, b: NumpyPolicy) -> bool:

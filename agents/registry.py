@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 
 # name -> (module, class); imported on first use so that e.g. torch loads only for learned agents
 AGENTS = {
@@ -14,6 +15,7 @@ AGENTS = {
 }
 ALIASES = {"iters": "iterations", "seconds": "seconds_per_move", "time": "seconds_per_move"}
 POSITIONAL = {"ppo": "path"}  # 'ppo:models/x.npz' means 'ppo:path=models/x.npz'
+OPTION_START = re.compile(r"\s*[A-Za-z_]\w*\s*=")  # 'key=' opening a list part: an option, not an agent
 
 
 def _value(text: str):
@@ -49,6 +51,31 @@ def _options_text(name: str) -> str:
     return ", ".join(texts) if texts else "none"
 
 
+def split_specs(text: str) -> list[str]:
+    """'heuristic,ismcts:iters=200,rollout=random' -> ['heuristic', 'ismcts:iters=200,rollout=random'].
+
+    The one rule for lists of agents (the terminal's opponents, a tournament's agents, the browser's): commas
+    separate specs, and a part that starts with ``key=`` continues the options of the spec before it (so
+    ``ppo:a.npz,path=C:/x.npz`` is one spec). An empty spec, or options with no agent before them, raise a
+    ValueError saying where.
+    """
+    specs: list[str] = []
+    parts = [p.strip() for p in str(text).split(",")]
+    for position, part in enumerate(parts, start=1):
+        if not part:
+            raise ValueError(f"the agent list {text!r} has an empty agent spec at position {position} of {len(parts)} "
+                             "(separate agents with single commas)")
+        if OPTION_START.match(part):
+            if not specs or ":" not in specs[-1]:
+                before = f"{specs[-1]!r} has no options" if specs else "no agent comes before it"
+                raise ValueError(f"{part!r} in the agent list {text!r} continues an agent's options, but {before}; "
+                                 "options follow an agent's colon, e.g. ismcts:iters=200,rollout=random")
+            specs[-1] += "," + part
+        else:
+            specs.append(part)
+    return specs
+
+
 def parse_spec(spec: str) -> tuple[str, dict]:
     """'ismcts:iters=200,rollout=random' -> ('ismcts', {'iterations': 200, 'rollout': 'random'}).
 
@@ -73,6 +100,8 @@ def parse_spec(spec: str) -> tuple[str, dict]:
             hint = " (the seed comes from the command's --seed)" if key == "seed" else ""
             raise ValueError(f"unknown option {key!r} for agent {name!r} in {spec!r}{hint}; options of "
                              f"{name!r}: {_options_text(name)}")
+        if key in options:
+            raise ValueError(f"option {key!r} is given twice in {spec!r}; give each option of {name!r} once")
         options[key] = _value(value.strip())
     if name == "ppo" and "path" in options:
         from .policy import check_model_path

@@ -10,28 +10,23 @@ from __future__ import annotations
 
 import argparse
 import builtins
-import contextlib
-import json
-import os
 import shutil
 import sys
-import tempfile
-from collections import Counter
 
 import numpy as np
 
 from packetrow_env import actions
+from packetrow_env.cards import BANKER
 from packetrow_env.compact import LEGEND, compact, wrap
-from packetrow_env.cards import BANKER, BOARDS, CONTRACT, MONEY, START
 from packetrow_env.engine import Game
-from packetrow_env.render import (card_text, contract_text, future_supply, scores_lines,
-                                  seat_label, shipment_text)
+from packetrow_env.render import scores_lines, seat_label
 from packetrow_env.scoring import banker_points
 from packetrow_env.seat_view import SeatView
 from packetrow_env.state import END_THRESHOLD, MAX_PLAYERS, MIN_PLAYERS
 
-SAVE_FORMAT = "packetrow-play"
-SAVE_VERSION = 1
+from .play import SAVE_ERRORS, PlayError, Session, narrate, opponent_specs, read_save, save_error_text, write_save
+from .registry import split_specs
+
 DEFAULT_SAVE = "packetrow-game.json"
 DEFAULT_OPPONENT = "heuristic"
 PROMPT = "Your move (number, name, or 'help'): "
@@ -41,15 +36,6 @@ LAYOUTS = ("auto", "full", "compact")  # auto: full when it fits the terminal, e
 def _input(prompt: str) -> str:
     """builtins.input, looked up at each call (so tests may monkeypatch it)."""
     return builtins.input(prompt)
-
-
-class PlayError(ValueError):
-    """A bad option or saved-game file; the message says what was wrong and what is allowed."""
-
-
-# what writing a save can raise: the OS (no such folder, a directory, no permission, a path too long), a path
-# Python refuses (embedded null byte), and a position JSON cannot hold
-SAVE_ERRORS = (OSError, ValueError, TypeError)
 
 
 class QuitGame(Exception):
@@ -276,274 +262,16 @@ def help_text(game) -> str:
     ])
 
 
-# ------------------------------------------------------------------------------------------ narration
-def _counted(texts) -> str:
-    counts = Counter(texts)
-    return ", ".join(f"{k} x{v}" if v > 1 else k for k, v in sorted(counts.items()))
-
-
-def narrate(before, action: int, after, seat: int, names=None) -> list[str]:
-    """What happened when the player to act in ``before`` played ``action`` (giving ``after``), as ``seat`` saw it."""
-    s = before.state
-    p = s.current_player
-    you = p == seat
-    who = "You" if you else seat_label(p, seat, names)
-
-    def verb(second, third):
-        return second if you else third
-
-    lines = []
-    cards = before.cards
-    if action < actions.TAKE:
-        board = BOARDS[action]
-        extra = " to take a card there" if before.phase == "take" else ""
-        lines.append(f"{who} {verb('choose', 'chooses')} the {board}{extra}.")
-    elif action == actions.PASS:
-        lines.append(f"{who} {verb('pass', 'passes')}.")
-    elif action == actions.SHIP and after.phase == "pay":
-        if you:
-            lines.append(f"You {shipment_text(before, s.pending)} and now choose how to pay.")
-    elif action == actions.SHIP or action >= actions.PAY:
-        start = [c for c in s.pending if cards.board[c] == START]
-        gone = set(before.hand(p) + before.ships(p)) - set(after.hand(p) + after.ships(p)) - set(s.pending)
-        used = _counted(cards.describe(c) for c in gone) if not after.is_over else ""
-        note = f" ({verb('your', 'his')} starting contract)" if start else ""
-        lines.append(f"{who} {verb('ship', 'ships')}{shipment_text(before, s.pending)[4:]}{note}"
-                     + (f", using {used}." if used else "."))
-    elif action >= actions.ADD_CONTRACT:
-        if you:
-            card = int(cards.contract_ids[action - actions.ADD_CONTRACT])
-            lines.append(f"You add the contract {contract_text(before, card)} to the shipment.")
-    else:
-        board = s.current_board
-        future = action >= actions.TAKE_FUTURE
-        supply = s.future if future else s.current
-        card = int(supply[board, action - (actions.TAKE_FUTURE if future else actions.TAKE)])
-        where = f"{future_supply(board)}, spending an assistant" if future else f"the {BOARDS[board]}"
-        line = f"{who} {verb('take', 'takes')} the {card_text(before, card)} from {where}"
-        if not after.is_over:
-            cashed = [c for c in before.hand(p) if cards.kind[c] == MONEY and c not in after.hand(p)]
-            if cashed:
-                line += f" (cashing {_counted(cards.describe(c) for c in cashed)})"
-        lines.append(line + ".")
-    if after.state.round != s.round or after.is_over:
-        lines.extend(_round_end(before, after, seat, names))
-    return lines
-
-
-def _round_end(before, after, seat: int, names) -> list[str]:
-    s, t = before.state, after.state
-    refilled = ", ".join(f"the {BOARDS[b]}" for b in sorted(s.chosen_order))
-    lines = [f"--- Round {s.round} ends" + (f"; refilled: {refilled}" if refilled else "") + "."]
-    for b in range(4):
-        if t.exhausted[b] and not s.exhausted[b]:
-            lines.append(f"The {BOARDS[b]} is now exhausted (its deck could not refill it).")
-    if after.is_over:
-        return lines + _game_end(before, after, seat, names)
-    hm = t.harbour_master
-    lines.append(f"--- Round {t.round} begins. Harbour master: "
-                 + ("you." if hm == seat else f"{seat_label(hm, seat, names)}."))
-    return lines
-
-
-def _game_end(before, after, seat: int, names) -> list[str]:
-    n = after.num_players
-    count = int(after.state.exhausted.sum())
-    lines = ["", f"The game is over: {count} board{'s are' if count > 1 else ' is'} exhausted "
-             f"({END_THRESHOLD[n]} needed). Final shipments and cashing:"]
-    cards = after.cards
-    for p in range(n):
-        who = "You" if p == seat else seat_label(p, seat, names)
-        gone = [c for c in before.hand(p) if c not in set(after.hand(p))]
-        shipped = [c for c in gone if cards.kind[c] == CONTRACT]
-        cashed = [c for c in gone if cards.kind[c] == MONEY]
-        parts = []
-        if shipped:
-            parts.append(shipment_text(after, shipped))
-        if cashed:
-            parts.append(f"cash money cards worth ${int(cards.money[cashed].sum())}")
-        lines.append(f"  {who}: " + ("; ".join(parts) if parts else "nothing"))
-    lines.append("")
-    lines.append("Final scores:")
-    lines.extend("  " + line for line in scores_lines(after, seat, names))
-    winners = [p for p, row in enumerate(after.scores()) if row["winner"]]
-    labels = ["you" if p == seat else seat_label(p, seat, names) for p in winners]
-    if len(winners) == 1:
-        lines.append("You win!" if winners[0] == seat else f"The winner is {labels[0]}.")
-    else:
-        lines.append("Shared win: " + ", ".join(labels) + ".")
-    return lines
-
-
-# ------------------------------------------------------------------------------------------ saved games
-def save_data(game, seat: int, opponents: list[str], seed) -> dict:
-    """A saved terminal game: the position (``game.to_dict()``), the opponents' specs in seat order, seat and seed."""
-    return {"format": SAVE_FORMAT, "format_version": SAVE_VERSION, "seat": seat, "seed": seed,
-            "opponents": list(opponents), "game": game.to_dict()}
-
-
-def write_save(path: str, data: dict) -> None:
-    """Write a saved game as JSON, atomically: a new temporary file beside ``path``, renamed over it.
-
-    The temporary file's name is new (``tempfile``), so no existing file is touched but ``path``; on any
-    failure it is removed, so a failed save leaves the folder as it was.
-    """
-    text = json.dumps(data)  # first: a position JSON cannot hold fails before any file exists
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def save_error_text(error: Exception) -> str:
-    """Why a save failed, on one line."""
-    if isinstance(error, OSError):
-        where = f" ({error.filename})" if error.filename else ""
-        return f"{error.strerror or error}{where}"
-    return str(error)
-
-
-def read_save(path: str) -> dict:
-    """Read and check a saved game file; a PlayError says what is wrong with it.
-
-    Returns {"game": Game, "seat": int|None, "opponents": list|None, "seed": int|None}; a bare
-    ``game.to_dict()`` position is accepted too (then seat, opponents and seed are None).
-    """
-    bad = f"{path} is not a saved Packet Row game"
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as error:
-        raise PlayError(f"cannot read {path}: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise PlayError(f"{bad} (it is not a text file)") from None
-    except ValueError as error:  # a path Python cannot open, e.g. with a null byte
-        raise PlayError(f"cannot read {path!r}: {error}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise PlayError(f"{bad} (not valid JSON: {error})") from None
-    except RecursionError:  # thousands of nested brackets
-        raise PlayError(f"{bad} (its JSON is nested too deeply)") from None
-    return parse_save(data, path)
-
-
-def parse_save(data, path: str = "the saved game") -> dict:
-    """Check a saved game already parsed from JSON (``path`` names it in errors); as ``read_save`` returns."""
-    bad = f"{path} is not a saved Packet Row game"
-    if not isinstance(data, dict):
-        raise PlayError(f"{bad} (expected a JSON object written by 'packetrow play --save' or its 'save' command)")
-    if data.get("format") == SAVE_FORMAT:
-        if data.get("format_version") != SAVE_VERSION:
-            raise PlayError(f"{path}: unsupported save format version {data.get('format_version')!r} "
-                            f"(this version reads {SAVE_VERSION})")
-        missing = [k for k in ("game", "seat", "opponents", "seed") if k not in data]
-        if missing:
-            raise PlayError(f"{path}: the saved game lacks {', '.join(missing)}")
-        position, seat, opponents, seed = data["game"], data["seat"], data["opponents"], data["seed"]
-        if not isinstance(opponents, list) or not all(isinstance(o, str) for o in opponents):
-            raise PlayError(f"{path}: 'opponents' must be a list of agent specs, got {opponents!r}")
-        if isinstance(seat, bool) or not isinstance(seat, int):
-            raise PlayError(f"{path}: 'seat' must be a seat number, got {seat!r}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise PlayError(f"{path}: 'seed' must be a non-negative integer or null, got {seed!r}")
-    elif "boards" in data and "players" in data and "version" in data:
-        position, seat, opponents, seed = data, None, None, None  # a bare position (Game.to_dict output)
-    else:
-        raise PlayError(f"{bad} (no 'format': {SAVE_FORMAT!r} key; expected a file written by "
-                        "'packetrow play --save' or its 'save' command, or a Game.to_dict() position)")
-    if not isinstance(position, dict):
-        raise PlayError(f"{path}: 'game' must be a position object (Game.to_dict output)")
-    try:
-        game = Game.from_dict(position)
-    except (ValueError, TypeError, KeyError) as error:
-        raise PlayError(f"{path}: the saved position is not valid: {error}") from None
-    if seat is not None and not 0 <= seat < game.num_players:
-        raise PlayError(f"{path}: seat {seat} does not exist in a {game.num_players}-player game")
-    if opponents is not None and len(opponents) != game.num_players - 1:
-        raise PlayError(f"{path}: {len(opponents)} opponents saved for a {game.num_players}-player game "
-                        f"(expected {game.num_players - 1})")
-    return {"game": game, "seat": seat, "opponents": opponents, "seed": seed}
-
-
-# ------------------------------------------------------------------------------------------ opponents
-def split_specs(text: str) -> list[str]:
-    """'heuristic,ismcts:iters=200,rollout=random' -> ['heuristic', 'ismcts:iters=200,rollout=random'].
-
-    Commas separate agents; a 'key=value' part after an agent with options continues that agent's options.
-    """
-    specs = []
-    for part in (p.strip() for p in str(text).split(",")):
-        if not part:
-            raise PlayError(f"--opponents {text!r} has an empty agent spec (separate agents with single commas)")
-        if specs and "=" in part and ":" not in part.split("=", 1)[0] and ":" in specs[-1]:
-            specs[-1] += "," + part
-        else:
-            specs.append(part)
-    return specs
-
-
-def opponent_specs(specs: list[str], players: int) -> list[str]:
-    """One spec per opponent seat: the given list (players - 1 long) or one spec for every opponent."""
-    from packetrow_agents.registry import parse_spec
-
-    if len(specs) == 1:
-        specs = specs * (players - 1)
-    if len(specs) != players - 1:
-        raise PlayError(f"--opponents lists {len(specs)} agents for a {players}-player game: give {players - 1} "
-                        f"(one per opponent, comma-separated) or one for all")
-    for spec in specs:
-        try:
-            parse_spec(spec)
-        except ValueError as error:
-            raise PlayError(str(error)) from None
-    return specs
-
-
-def agent_seed(seed: int, seat: int, moves: int) -> int:
-    """The seed of the bot at ``seat`` when it is built after ``moves`` moves of the game ``seed`` dealt."""
-    return int(np.random.SeedSequence([seed, seat, moves]).generate_state(1)[0])
-
-
-def build_bot(spec: str, seed: int):
-    """An opponent from its spec (agents.registry.make_agent), or a PlayError saying why it cannot be built."""
-    from packetrow_agents.registry import make_agent
-
-    try:
-        return make_agent(spec, seed)
-    except ImportError as error:
-        raise PlayError(f"the agent {spec!r} is not available ({error}); try --opponents random") from None
-    except ValueError as error:
-        raise PlayError(str(error)) from None
-
-
 # ------------------------------------------------------------------------------------------ the game loop
-class TerminalGame:
+class TerminalGame(Session):
     """One game between a person at ``seat`` and bots (``opponents``: one spec per other seat, in seat order)."""
 
     def __init__(self, game: Game, seat: int, opponents: list[str], seed: int, save_path: str | None = None,
                  input_fn=None, out=None, layout: str = "auto"):
-        self.game = game
-        self.seat = seat
-        self.opponents = list(opponents)
-        self.seed = seed
+        super().__init__(game, seat, opponents, seed)
         self.save_path = save_path
         self.input_fn = input_fn if input_fn is not None else _input
         self.out = out if out is not None else sys.stdout
-        others = [p for p in range(game.num_players) if p != seat]
-        self.names = [None] * game.num_players
-        self.names[seat] = "you"
-        moves = len(game.state.history)
-        self.bots = {}
-        for p, spec in zip(others, self.opponents):
-            self.names[p] = spec
-            self.bots[p] = build_bot(spec, agent_seed(seed, p, moves))
         self.human = HumanAgent(seat, self.input_fn, self.out, names=self.names, on_save=self.save, layout=layout)
         self._saved_at = None
 
@@ -555,7 +283,7 @@ class TerminalGame:
     def save(self, path: str | None = None) -> str:
         """Write the game to ``path`` (default: the --save file, else packetrow-game.json); the path written."""
         path = path or self.save_path or DEFAULT_SAVE
-        write_save(path, save_data(self.game, self.seat, self.opponents, self.seed))
+        write_save(path, self.saved())
         return path
 
     def _autosave(self) -> None:
@@ -582,14 +310,13 @@ class TerminalGame:
         return "\n".join(lines)
 
     def bot_action(self, p: int) -> int:
-        """The move of the bot at seat ``p``, given its own tracked observation."""
-        agent = self.bots[p]
+        """The move of the bot at seat ``p``, given its own tracked view, with a status line while it thinks."""
         live = getattr(self.out, "isatty", lambda: False)()
         if live:  # a status line while a (possibly slow) bot thinks, erased afterwards
             self.out.write(f"({seat_label(p, self.seat, self.names)} is thinking...)")
             self.out.flush()
         try:
-            return int(agent.act(SeatView(self.game, p, "tracked")))
+            return self.bot_move(p)
         finally:
             if live:
                 self.out.write("\r\033[K")
@@ -666,7 +393,10 @@ def play(players: int | None = None, opponents=None, seed: int | None = None, se
     """
     specs = None
     if opponents is not None:
-        specs = split_specs(opponents) if isinstance(opponents, str) else [str(o) for o in opponents]
+        try:
+            specs = split_specs(opponents) if isinstance(opponents, str) else [str(o) for o in opponents]
+        except ValueError as error:
+            raise PlayError(f"--opponents: {error}") from None
     if players is not None and not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise PlayError(f"--players must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {players}")
     if seed is not None and seed < 0:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from packetrow_agents import HeuristicAgent, RandomAgent, make_agent
-from packetrow_agents.registry import AGENTS, agent_options, parse_spec
+from packetrow_agents.registry import AGENTS, agent_options, parse_spec, split_specs
 from packetrow_env import actions
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
@@ -157,3 +157,23 @@ def test_bots_play_a_loaded_game_as_the_original(spec):
 def test_the_heuristics_documented_rival_weight_is_the_one_it_uses():
     text = " ".join(HeuristicAgent.__doc__.split())
     assert f"minus {HeuristicAgent.rival_weight:g} times what the best-served opponent gains" in text
+
+
+def test_split_specs_continues_options_after_key_equals_and_refuses_empty_specs():
+    assert split_specs("heuristic,ismcts:iters=200,rollout=random") == ["heuristic", "ismcts:iters=200,rollout=random"]
+    assert split_specs(" random , random ") == ["random", "random"]
+    # 'key=' continues the spec before it even where the value has a colon (a Windows path)
+    assert split_specs("ppo:a.npz,path=C:/x.npz,random") == ["ppo:a.npz,path=C:/x.npz", "random"]
+    assert split_specs("ppo:C:/m.npz,heuristic:threshold=2") == ["ppo:C:/m.npz", "heuristic:threshold=2"]
+    for text, where in (("a,,b", "position 2 of 3"), ("random,", "position 2 of 2"), ("", "position 1 of 1")):
+        with pytest.raises(ValueError, match=f"empty agent spec at {where}"):
+            split_specs(text)
+    with pytest.raises(ValueError, match="'heuristic' has no options"):
+        split_specs("heuristic,threshold=2")
+    with pytest.raises(ValueError, match="no agent comes before it"):
+        split_specs("threshold=2,random")
+
+
+def test_an_option_given_twice_is_refused():
+    with pytest.raises(ValueError, match="option 'iterations' is given twice"):
+        parse_spec("ismcts:iters=200,iterations=100")

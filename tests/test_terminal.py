@@ -16,8 +16,10 @@ import sys
 import numpy as np
 import pytest
 
+from packetrow_agents import play as play_module
 from packetrow_agents import terminal
-from packetrow_agents.terminal import HumanAgent, PlayError, narrate, play, read_save, split_specs
+from packetrow_agents.play import PlayError, narrate, read_save
+from packetrow_agents.terminal import HumanAgent, play
 from packetrow_env import actions
 from packetrow_env.engine import Game
 from packetrow_env.render import contract_text
@@ -139,9 +141,11 @@ def test_option_errors_are_clear(capsys, tmp_path):
 
 
 def test_opponent_specs_keep_their_options():
-    assert split_specs("heuristic,ismcts:iters=200,rollout=random") == ["heuristic", "ismcts:iters=200,rollout=random"]
-    assert split_specs(" random , random ") == ["random", "random"]
-    assert terminal.opponent_specs(["random"], 4) == ["random"] * 3
+    assert play_module.opponent_specs(["random"], 4) == ["random"] * 3
+    with pytest.raises(PlayError, match="option 'path' is given twice"):  # one spec, by the registry's rule
+        play(players=2, opponents="ppo:a.npz,path=C:/x.npz", seed=0)
+    with pytest.raises(PlayError, match="--opponents: .* empty agent spec at position 2 of 3"):
+        play(players=3, opponents="random,,random", seed=0)
 
 
 def test_bots_get_their_own_tracked_view():
@@ -200,7 +204,7 @@ def test_save_mid_game_then_load_and_finish(tmp_path):
 
 def test_load_rejects_settings_that_belong_to_the_file(tmp_path, capsys):
     path = tmp_path / "g.json"
-    path.write_text(json.dumps(terminal.save_data(Game.new(3, seed=0), 0, ["random", "random"], 0)))
+    path.write_text(json.dumps(play_module.save_data(Game.new(3, seed=0), 0, ["random", "random"], 0)))
     assert cli.main(["play", "--load", str(path), "--players", "4"]) == 2
     assert "leave out --players" in capsys.readouterr().err
 
@@ -232,13 +236,13 @@ def test_bad_files_give_clear_errors(tmp_path, capsys, content, message):
 
 
 def test_a_broken_position_or_a_missing_file_is_a_clear_error(tmp_path):
-    data = terminal.save_data(Game.new(3, seed=0), 0, ["random", "random"], 0)
+    data = play_module.save_data(Game.new(3, seed=0), 0, ["random", "random"], 0)
     data["game"]["players"][0]["cash"] = -5
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(data))
     with pytest.raises(PlayError, match="the saved position is not valid"):
         read_save(str(path))
-    data = terminal.save_data(Game.new(3, seed=0), 0, ["random"], 0)
+    data = play_module.save_data(Game.new(3, seed=0), 0, ["random"], 0)
     path.write_text(json.dumps(data))
     with pytest.raises(PlayError, match="1 opponents saved for a 3-player game"):
         read_save(str(path))

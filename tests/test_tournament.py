@@ -10,11 +10,12 @@ import pytest
 
 from packetrow_agents import registry
 from packetrow_agents.random_agent import RandomAgent
+from packetrow_agents.replay import ReplayError, replay_game, replay_moves
 from packetrow_env.observation import Encoder, encoder
 from packetrow_train import stats
 from packetrow_train.cli import main
-from packetrow_train.tournament import (ReplayError, TournamentError, find_game, lineup, load_games, make_entries, replay_game,
-                              replay_moves, replay_text, run_tournament, split_agent_specs)
+from packetrow_train.tournament import (TournamentError, find_game, lineup, load_games, make_entries, replay_text,
+                                        run_tournament)
 
 
 class LowestAgent:
@@ -144,9 +145,13 @@ def test_tournament_seats_and_counts(registered):
     assert [r["index"] for r in result.records] == list(range(10))
 
 
-def test_split_agent_specs():
-    assert split_agent_specs("heuristic,random, ismcts:iters=200,rollout=random,random") == \
-        ["heuristic", "random", "ismcts:iters=200,rollout=random", "random"]
+def test_entries_split_a_list_of_specs_by_the_registrys_rule():
+    entries = make_entries("heuristic,random, ismcts:iters=200,rollout=random,random")
+    assert [e.name for e in entries] == ["heuristic", "random#1", "ismcts:iters=200,rollout=random", "random#2"]
+    with pytest.raises(TournamentError, match="empty agent spec at position 2 of 3"):
+        make_entries("random,,random")
+    with pytest.raises(TournamentError, match="option 'path' is given twice"):  # one spec, not two
+        make_entries("ppo:a.npz,path=C:/x.npz")
 
 
 # --------------------------------------------------------------------------- playing
@@ -254,6 +259,9 @@ def test_cli_tournament_and_replay(tmp_path, capsys):
     (["tournament", "--agents", "random,random", "--games", "0"], "positive integer"),
     (["tournament", "--agents", "random,random", "--players", "6"], "invalid choice"),
     (["replay", "nowhere.jsonl", "--game", "0"], "no games file"),
+    # one spec parser (packetrow_agents.registry.split_specs) for every list of agents
+    (["tournament", "--agents", "random,,random"], "empty agent spec at position 2 of 3"),
+    (["tournament", "--agents", "ppo:a.npz,path=C:/x.npz", "random"], "option 'path' is given twice"),
 ])
 def test_cli_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_info:

@@ -22,7 +22,8 @@ import yaml
 
 from packetrow_agents import PolicyAgent, make_agent
 from packetrow_agents.policy import ModelFormatError
-from packetrow_agents.terminal import SAVE_FORMAT, SAVE_VERSION, play
+from packetrow_agents.play import SAVE_FORMAT, SAVE_VERSION
+from packetrow_agents.terminal import play
 from packetrow_env.engine import Game
 from packetrow_train.cli import main
 

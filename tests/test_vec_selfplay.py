@@ -69,12 +69,13 @@ def test_heuristic_opponents_move_by_one_compiled_call_per_group(monkeypatch):
     """Heuristic opponents (any threshold) are moved by packetrow_agents.heuristic_batch, one call per group and
     step, never game by game: each waiting game gets HeuristicAgent's action on its seat's view (or, at a tie,
     one of the agent's tied options)."""
-    import packetrow_train.vec_selfplay as vec_selfplay
+    import packetrow_agents.base as base
+    import packetrow_agents.heuristic_batch as heuristic_batch
     from packetrow_agents.heuristic import TIE
     from packetrow_env.seat_view import SeatView
     from tests.test_heuristic_batch import RecordingHeuristic
 
-    kernel = vec_selfplay.heuristic_actions
+    kernel = heuristic_batch.heuristic_actions
     agents = {}
     calls = []
 
@@ -93,8 +94,8 @@ def test_heuristic_opponents_move_by_one_compiled_call_per_group(monkeypatch):
                 assert out[k] in [a for a, v in agent.options if v >= best - TIE]
         return out
 
-    monkeypatch.setattr(vec_selfplay, "heuristic_actions", checked)
-    monkeypatch.setattr(vec_selfplay, "SeatView", None)  # the one-game path would fail
+    monkeypatch.setattr(heuristic_batch, "heuristic_actions", checked)
+    monkeypatch.setattr(base, "SeatView", None)  # the one-game path would fail
     env = make_env({"heuristic": 1.0, "heuristic:threshold=2": 1.0}, num_envs=8, num_players=(2, 3, 4, 5))
     env.reset()
     rng = np.random.default_rng(0)
@@ -110,15 +111,16 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
     """Every waiting snapshot opponent plays its own snapshot's move on its seat's observation: snapshots of one
     architecture through one PolicyStack call for all of them (few rows per snapshot), else (many rows per
     snapshot, or a shallower network among them) one numpy forward per snapshot."""
-    import packetrow_train.vec_selfplay as vec_selfplay
+    import packetrow_agents.policy as policy_module
+    import packetrow_agents.policy_batch as policy_batch
     from packetrow_agents.policy import NumpyPolicy, PolicyAgent
     from packetrow_train.vec_selfplay import PoolOpponents
 
     mixed = path == "mixed"
-    monkeypatch.setattr(vec_selfplay, "STACK_ROWS_PER_POLICY", 0 if path == "per snapshot" else 10 ** 6)
+    monkeypatch.setattr(policy_module, "STACK_ROWS_PER_POLICY", 0 if path == "per snapshot" else 10 ** 6)
     stacked = []
-    original = vec_selfplay.PolicyStack.actions
-    monkeypatch.setattr(vec_selfplay.PolicyStack, "actions", lambda *a, **k: stacked.append(1) or original(*a, **k))
+    original = policy_batch.PolicyStack.actions
+    monkeypatch.setattr(policy_batch.PolicyStack, "actions", lambda *a, **k: stacked.append(1) or original(*a, **k))
 
     shipped = PolicyAgent.load().policy
     rng = np.random.default_rng(0)
@@ -146,7 +148,105 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
     got = opponents.act(vg, waiting, RowObservations(vg, waiting, "tracked", "compact"), masks)
     seats = vg.current_player[waiting]
     for k, (i, seat) in enumerate(zip(waiting.tolist(), seats.tolist())):
-        policy = opponents.entries[opponents.assigned[i, seat]][2]
+        policy = opponents.entries[opponents.assigned[i, seat]][2].policy
         assert got[k] == policy.action(observations[k], masks[k], deterministic=True)
-    assert (opponents._stack() is None) == mixed
+    assert (policy_batch.stack_of(tuple(entry[2].policy for entry in opponents.entries)) is None) == mixed
     assert bool(stacked) == (path == "stack")
+
+
+# --------------------------------------------------------------------------- the agents' batch protocol
+class Lowest:
+    """A new batched agent: the lowest legal action, in one call for all its games (only act_batch moves it)."""
+
+    calls: list = []
+    batches_together = False
+
+    def __init__(self, seed: int = 0):
+        self.name = "lowest"
+
+    def reset(self, seed: int) -> None:
+        """Nothing to reseed."""
+
+    def act(self, view) -> int:
+        raise AssertionError("a batched agent is moved by act_batch, not game by game")
+
+    @classmethod
+    def act_batch(cls, agents, turns) -> np.ndarray:
+        assert (turns.games.current_player[turns.rows] == turns.seats).all()
+        assert (turns.games.legal_action_mask()[turns.rows] == turns.masks).all()
+        assert all(isinstance(agents[p], Lowest) for p in turns.player.tolist())
+        cls.calls.append(len(turns))
+        return turns.masks.argmax(axis=1)
+
+
+def test_a_new_batched_agent_needs_no_edit_of_the_pool(monkeypatch):
+    """PoolOpponents moves any agent class by its act_batch: registering the class is all it takes."""
+    from packetrow_agents import registry
+
+    monkeypatch.setitem(registry.AGENTS, "lowest", ("tests.test_vec_selfplay", "Lowest"))
+    monkeypatch.setattr(Lowest, "calls", [])
+    env = make_env({"lowest": 1.0, "random": 1.0}, num_envs=8, num_players=(2, 3, 4, 5))
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        env.step_async(random_legal(env.action_masks(), rng))
+        env.step_wait()
+    assert max(Lowest.calls) > 1  # several games in one call
+    assert {entry[1] for entry in env.opponents.entries} == {"lowest", "random"}
+
+
+def test_batch_method_plays_each_classs_own_act():
+    """A class's act_batch is used only where it plays that class's act: a subclass that changed act, a class
+    without act_batch (duck-typed or Agent's default), and a heuristic subclass move game by game."""
+    from packetrow_agents import HeuristicAgent, ISMCTSAgent, PolicyAgent, RandomAgent
+    from packetrow_agents.base import act_each, batch_method
+    from tests.test_heuristic_batch import RecordingHeuristic
+    from tests.test_wrappers import RecordingAgent
+
+    assert batch_method(RandomAgent) == RandomAgent.act_batch
+    assert batch_method(HeuristicAgent) == HeuristicAgent.act_batch
+    assert batch_method(PolicyAgent) == PolicyAgent.act_batch and PolicyAgent.batches_together
+    assert batch_method(Lowest) == Lowest.act_batch
+    for cls in (RecordingAgent, ISMCTSAgent, type("Plain", (), {"act": lambda self, view: 0})):
+        assert batch_method(cls) is act_each
+    vg, turns = _turns(seed=2)
+    agents = [RecordingHeuristic(seed=1), RecordingHeuristic(seed=2)]  # it changes no rule: compare with act
+    expected = [agents[p].act(turns.view(k)) for k, p in enumerate(turns.player.tolist())]
+    assert RecordingHeuristic.act_batch(agents, turns).tolist() == expected
+
+
+def _turns(seed: int, player=None):
+    from packetrow_agents.base import Turns
+    from packetrow_env.vector import VectorGame
+
+    rng = np.random.default_rng(seed)
+    vg = VectorGame([2, 3, 4, 5] * 4, seeds=list(range(16)))
+    for _ in range(rng.integers(3, 30)):
+        vg.step(random_legal(vg.legal_action_mask(), rng))
+    rows = np.flatnonzero(vg.current_player >= 0)
+    player = np.arange(len(rows)) % 2 if player is None else player
+    return vg, Turns(vg, rows, vg.current_player[rows], player, vg.legal_action_mask()[rows], "tracked", "compact",
+                     np.random.default_rng(seed))
+
+
+def test_policies_that_read_another_observation_move_game_by_game(monkeypatch):
+    """PolicyAgent.act_batch batches the policies that read the batch's observations; one trained on another
+    observation mode plays its own act on its seat's view; both play the moves they play alone."""
+    import packetrow_agents.policy_batch as policy_batch
+    from packetrow_agents.policy import NumpyPolicy, PolicyAgent
+
+    stacked = []
+    original = policy_batch.PolicyStack.actions
+    monkeypatch.setattr(policy_batch.PolicyStack, "actions", lambda *a, **k: stacked.append(1) or original(*a, **k))
+
+    shipped = PolicyAgent.load().policy
+    full = NumpyPolicy(shipped.weights, shipped.biases, shipped.action_weight, shipped.action_bias,
+                       observation_mode="table", embedding=shipped.embedding, index_slices=shipped.index_slices)
+    agents = [PolicyAgent(policy=shipped), PolicyAgent(policy=full)]
+    vg, turns = _turns(seed=4)
+    monkeypatch.setattr(agents[0], "act", None)  # the agent reading the batch's observations is not asked alone
+    got = PolicyAgent.act_batch(agents, turns)
+    monkeypatch.undo()
+    assert stacked == [1]
+    assert got.tolist() == [agents[p].act(turns.view(k)) for k, p in enumerate(turns.player.tolist())]
+    assert turns.masks[np.arange(len(got)), got].all()

@@ -10,10 +10,11 @@ import pytest
 
 pytest.importorskip("flask")
 
-from packetrow_agents.terminal import read_save  # noqa: E402
+from packetrow_agents.play import read_save  # noqa: E402
+from packetrow_agents.replay import replay_game  # noqa: E402
 from packetrow_env.engine import Game  # noqa: E402
 from packetrow_train.cli import main  # noqa: E402
-from packetrow_train.tournament import load_games, replay_game, run_tournament  # noqa: E402
+from packetrow_train.tournament import load_games, run_tournament  # noqa: E402
 from packetrow_web import create_app  # noqa: E402
 from packetrow_web.sessions import PlaySession, Replay  # noqa: E402
 from tests.test_leaks import random_position, twins  # noqa: E402
@@ -185,6 +186,9 @@ def test_unknown_ids_and_routes_get_json_errors(client):
     ({"opponents": []}, "opponents must be a list"),
     ({"colour": "red"}, "unknown option 'colour'"),
     ({"seed": -1}, "seed must be an integer"),
+    # one spec parser (packetrow_agents.registry.split_specs) for every list of agents
+    ({"opponents": "random,,random"}, "empty agent spec at position 2 of 3"),
+    ({"opponents": "ppo:a.npz,path=C:/x.npz"}, "option 'path' is given twice"),
 ])
 def test_bad_options_are_refused(app, client, options, message):
     response = client.post("/api/games", json=options)
@@ -434,3 +438,35 @@ def test_the_pay_phase_offers_each_payment_with_the_cards_it_gives_up(app, clien
     assert response.status_code == 409 and snapshot(app, view) == before
     after = client.post(f"/api/games/{view['id']}/act", json={"action": pays[-1]["id"]}).get_json()
     assert after["phase"] != "pay" and not any(a["group"] == "pay" for a in after["actions"])
+
+
+# --------------------------------------------------------------------------- what the server depends on
+def test_the_web_app_uses_the_play_module_not_the_terminal_nor_training():
+    import subprocess
+    import sys
+    code = ("import sys, packetrow_web.app, packetrow_web.sessions\n"
+            "print(sorted(m for m in sys.modules if m.startswith('packetrow_train') or m == 'packetrow_agents.terminal'))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
+
+
+def test_sessions_annotations_resolve(tmp_path):
+    import typing
+
+    from packetrow_web.sessions import Sessions
+    assert "save_dir" in typing.get_type_hints(Sessions.__init__)  # os.PathLike: os is imported
+    assert Sessions(tmp_path / "saves").save_dir == tmp_path / "saves"
+
+
+def test_the_browser_and_the_terminal_seat_the_same_bots():
+    from packetrow_agents.play import Session
+    from packetrow_agents.terminal import TerminalGame
+
+    specs = ["random", "heuristic"]
+    web = PlaySession(Game.new(3, seed=4), 1, specs, 4)
+    terminal = TerminalGame(Game.new(3, seed=4), 1, specs, 4)
+    assert isinstance(web, Session) and isinstance(terminal, Session)
+    assert web.names == terminal.names == ["random", "you", "heuristic"]
+    assert web.game.current_player == 0  # the random bot, seeded alike: the same draws
+    assert [web.bot_move(0) for _ in range(8)] == [terminal.bot_move(0) for _ in range(8)]

@@ -109,14 +109,17 @@ class OpponentPool:
             drawn.append((source, index))
         return drawn
 
+    def snapshot_agent(self, index: int) -> PolicyAgent:
+        """A PolicyAgent playing kept snapshot ``index`` (oldest first), named after its learner step."""
+        step, policy = self.snapshots[index]
+        return PolicyAgent(policy=policy, deterministic=self.deterministic, name=f"snapshot@{step}")
+
     def sample(self, rng: np.random.Generator, count: int) -> list:
         """One opponent agent per seat, drawn independently from the mixture."""
         opponents = []
         for slot, (source, index) in enumerate(self.draw(rng, count)):
             if index is not None:
-                step, policy = self.snapshots[index]
-                opponents.append(PolicyAgent(policy=policy, deterministic=self.deterministic,
-                                             name=f"snapshot@{step}"))
+                opponents.append(self.snapshot_agent(index))
             else:
                 agent = self._scripted.get((source, slot))
                 if agent is None:

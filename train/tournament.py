@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from packetrow_agents.registry import make_agent, split_specs
+from packetrow_agents.replay import replay_moves
 from packetrow_env.engine import Game
 from packetrow_env.knowledge import known_hands
 from packetrow_env.seat_view import SeatView
@@ -54,10 +56,6 @@ TABLE_COLUMNS = ("entry", "agent", "games", "wins", "win_rate", "win_low", "win_
 
 class TournamentError(ValueError):
     """A tournament was set up wrongly (bad agents, player count, number of games, ...)."""
-
-
-class ReplayError(ValueError):
-    """A recorded game does not replay to its recorded result."""
 
 
 # --------------------------------------------------------------------------- entries
@@ -87,27 +85,17 @@ def _is_agent(source) -> bool:
 
 def _build(source, seed: int):
     if isinstance(source, str):
-        from packetrow_agents.registry import make_agent
         return make_agent(source, seed)
     return source(seed)
-
-
-def split_agent_specs(text: str) -> list[str]:
-    """Split a comma-separated agent list; 'ismcts:iters=200,rollout=random' stays one spec."""
-    specs = []
-    for part in (p.strip() for p in text.split(",")):
-        # a bare key=value continues the previous spec's options (spec options are comma-separated too)
-        if "=" in part and ":" not in part and specs and ":" in specs[-1]:
-            specs[-1] += "," + part
-        elif part:
-            specs.append(part)
-    return specs
 
 
 def make_entries(specs: Sequence) -> list[Entry]:
     """Check and name the entries: spec strings, factories ``seed -> agent``, or agent objects."""
     if isinstance(specs, str):
-        specs = split_agent_specs(specs)
+        try:
+            specs = split_specs(specs)
+        except ValueError as error:
+            raise TournamentError(str(error)) from None
     specs = list(specs)
     if not specs:
         raise TournamentError("no agents given; give at least as many agents as players, e.g. heuristic,random")
@@ -448,36 +436,6 @@ def find_game(records: Sequence[dict], index: int) -> dict:
     raise ValueError(f"no game {index} in the file; games recorded: {allowed}")
 
 
-def replay_moves(record: dict) -> Iterator[tuple[Game, int, int]]:
-    """Step a recorded game from its seed: yields (game before the move, seat, action), then checks the scores."""
-    game = Game.new(int(record["num_players"]), seed=int(record["seed"]))
-    for move, action in enumerate(record["actions"]):
-        if game.is_over:
-            raise ReplayError(f"game {record.get('index')}: the game ended after {move} moves but "
-                              f"{len(record['actions'])} are recorded")
-        seat = game.current_player
-        yield game, seat, int(action)
-        game.step(int(action))
-    if not game.is_over:
-        raise ReplayError(f"game {record.get('index')}: the {len(record['actions'])} recorded moves do not finish "
-                          "the game")
-    replayed = game.scores()
-    recorded = [dict(row) for row in record["scores"]]
-    if replayed != recorded:
-        raise ReplayError(f"game {record.get('index')}: replaying seed {record['seed']} and the recorded moves gives "
-                          f"scores {replayed}, but the file records {recorded}")
-
-
-def replay_game(record: dict) -> Game:
-    """The finished game of a record, replayed through the engine; raises ReplayError if the scores differ."""
-    game = None
-    for game, _, _ in replay_moves(record):
-        pass
-    if game is None:
-        raise ReplayError(f"game {record.get('index')}: no moves recorded")
-    return game
-
-
 def replay_text(record: dict, seat: int = 0, full: bool = False, every_move: bool = False) -> Iterator[str]:
     """A recorded game as text, move by move, from ``seat``'s view (``full``: every hand shown); checks the scores."""
     n = int(record["num_players"])
@@ -523,7 +481,10 @@ def _positive_int(text: str) -> int:
 
 
 def _run_tournament_command(args) -> int:
-    specs = [spec for text in args.agents for spec in split_agent_specs(text)]
+    try:
+        specs = [spec for text in args.agents for spec in split_specs(text)]
+    except ValueError as error:
+        args.parser.error(f"argument --agents: {error}")
     if args.seed < 0:
         args.parser.error(f"argument --seed: expected a non-negative integer, got {args.seed}")
     try:

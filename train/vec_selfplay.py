@@ -1,13 +1,11 @@
 """Self-play on the batched engine: an SB3 ``VecEnv`` whose slots are learner seats of one VectorGame.
 
 Each slot is one game with one learner seat (``packetrow_env.vector.learner.LearnerGames``); the other seats
-are drawn per game from an ``OpponentPool`` and moved batched by ``PoolOpponents``: all waiting games of all
-snapshot policies in one compiled call (``packetrow_agents.policy_batch.PolicyStack``; one numpy forward per
-snapshot where their architectures differ), random opponents in one numpy draw, the heuristic (``HeuristicAgent``,
-any threshold) in one compiled call over its games (``packetrow_agents.heuristic_batch``: the agent's own
-action on each seat's view), and other scripted agents one game at a time (they read a ``SeatView`` of a
-``Game``: the one per-game cost left, so give them the share the measured throughput allows,
-benchmarks/training_speed.py).
+are drawn per game from an ``OpponentPool`` and moved batched by ``PoolOpponents``, through the agents' batch
+protocol (``packetrow_agents.base``: ``act_batch``): all waiting games of all snapshot policies in one compiled
+call (``PolicyAgent``), random opponents in one numpy draw, the heuristic in one compiled call per threshold, and
+agents without a batched form one game at a time (they read a ``SeatView`` of a ``Game``: the one per-game cost
+left, so give them the share the measured throughput allows, benchmarks/training_speed.py).
 """
 
 from __future__ import annotations
@@ -15,18 +13,13 @@ from __future__ import annotations
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from packetrow_agents.heuristic import HeuristicAgent
-from packetrow_agents.heuristic_batch import heuristic_actions
+from packetrow_agents.base import Turns, act_each, batch_method
 from packetrow_agents.policy import NumpyPolicy
-from packetrow_agents.policy_batch import PolicyStack, same_architecture
 from packetrow_agents.registry import make_agent
-from packetrow_env.seat_view import SeatView
 from packetrow_env.state import MAX_PLAYERS
-from packetrow_env.vector.learner import LearnerGames, random_legal
+from packetrow_env.vector.learner import LearnerGames
 
 from .pool import OpponentPool
-
-STACK_ROWS_PER_POLICY = 8  # PoolOpponents: one PolicyStack call up to this many rows per snapshot
 
 
 class PoolOpponents:
@@ -38,12 +31,15 @@ class PoolOpponents:
         self.observation_mode = observation_mode
         self.observation_encoding = observation_encoding  # what the snapshots read (the learner's encoding)
         self.rng = np.random.default_rng(seed)
-        self.entries: list = []  # id -> ("snapshot", step, policy) | ("random",) | ("agent", spec, agent)
+        self.entries: list = []  # id -> ("snapshot" | "agent", name, agent)
         self._ids: dict = {}
-        self._is_snapshot = np.zeros(0, bool)  # by entry id
-        self._stacked: PolicyStack | None = None  # of the snapshot entries; None where their architectures differ
-        self._stack_stale = True  # a snapshot entry was added since the stack was built
-        self._stack_index = np.zeros(0, np.int64)  # entry id -> index in the stack
+        # the entries moved by one act_batch call each: (method, agents); a class that batches together is one
+        # group, any other agent its own; groups that batch together move first (Agent.batches_together)
+        self._batches: list[tuple] = []
+        self._together: dict[type, int] = {}  # agent class -> its group
+        self._order: list[int] = []
+        self._group = np.zeros(0, np.int64)  # by entry id
+        self._position = np.zeros(0, np.int64)  # by entry id: the index of its agent in its group
         self.assigned = np.zeros((0, MAX_PLAYERS), np.int64)
         self.previous: dict[int, list[str]] = {}  # game -> the names of its last opponents, kept at a re-deal
 
@@ -51,9 +47,7 @@ class PoolOpponents:
         if index is not None:
             step, policy = self.pool.snapshots[index]
             key = ("snapshot", step, id(policy))
-            entry = ("snapshot", f"snapshot@{step}", policy)
-        elif source == "random":
-            key = entry = ("random", "random")
+            entry = ("snapshot", f"snapshot@{step}", self.pool.snapshot_agent(index))
         else:
             key = ("agent", source)
             entry = ("agent", source, make_agent(source, 0))
@@ -61,9 +55,25 @@ class PoolOpponents:
         if found is None:
             found = self._ids[key] = len(self.entries)
             self.entries.append(entry)
-            self._is_snapshot = np.append(self._is_snapshot, entry[0] == "snapshot")
-            self._stack_stale |= entry[0] == "snapshot"
+            self._join(entry[2])
         return found
+
+    def _join(self, agent) -> None:
+        """Put a new entry's agent in its batch group (see ``_batches``)."""
+        cls = type(agent)
+        method = batch_method(cls)
+        together = getattr(cls, "batches_together", False) and method is not act_each
+        group = self._together.get(cls) if together else None
+        if group is None:
+            group = len(self._batches)
+            self._batches.append((method, []))
+            if together:
+                self._together[cls] = group
+            self._order = sorted(range(len(self._batches)), key=lambda g: g not in self._together.values())
+        agents = self._batches[group][1]
+        self._group = np.append(self._group, group)
+        self._position = np.append(self._position, len(agents))
+        agents.append(agent)
 
     def seat(self, rows, num_players, learner_seats) -> None:
         """Draw the opponents of freshly dealt games ``rows``: one pool draw per opponent seat."""
@@ -83,68 +93,20 @@ class PoolOpponents:
                     self.assigned[i, q] = self._entry(*next(drawn))
 
     def act(self, games, rows, observations, masks) -> np.ndarray:
-        """One action per waiting game: grouped by opponent, each group in one call (the snapshots' rows are
-        encoded in one call for all of them; the other opponents read no observation)."""
+        """One action per waiting game: each batch group's games in one ``act_batch`` call (the agents encode the
+        observations they read, ``observations`` is not needed)."""
         seats = games.current_player[rows]
         ids = self.assigned[rows, seats]
+        groups = self._group[ids]
         out = np.zeros(len(rows), np.int64)
-        is_snapshot = self._is_snapshot[ids]
-        snapshot_rows = np.flatnonzero(is_snapshot)
-        if len(snapshot_rows):
-            out[snapshot_rows] = self._snapshot_actions(ids[snapshot_rows], observations[snapshot_rows],
-                                                        masks[snapshot_rows])
-        for entry_id in np.unique(ids[~is_snapshot]).tolist():
-            group = np.flatnonzero(ids == entry_id)
-            entry = self.entries[entry_id]
-            if entry[0] == "random":
-                out[group] = random_legal(masks[group], self.rng)
-            elif type(entry[2]) is HeuristicAgent:  # exactly the documented agent (a subclass may play otherwise)
-                out[group] = heuristic_actions(games, rows[group], self.observation_mode, self.rng,
-                                               entry[2].threshold, masks[group])
-            else:
-                agent = entry[2]
-                for k in group.tolist():
-                    view = SeatView(games.game(int(rows[k])), int(seats[k]), self.observation_mode)
-                    out[k] = agent.act(view)
+        for group in self._order:
+            k = np.flatnonzero(groups == group)
+            if len(k):
+                method, agents = self._batches[group]
+                turns = Turns(games, rows[k], seats[k], self._position[ids[k]], masks[k], self.observation_mode,
+                              self.observation_encoding, self.rng)
+                out[k] = method(agents, turns)
         return out
-
-    def _snapshot_actions(self, ids, observations, masks) -> np.ndarray:
-        """The actions of snapshot entries ``ids`` (one per row): one PolicyStack call for all of them, or one
-        numpy forward per snapshot where there are many rows per snapshot or their architectures differ."""
-        groups = np.unique(ids).tolist()
-        stack = self._stack()
-        # measured (benchmarks/policy_forward.py): one compiled call beats a numpy forward per snapshot up to about
-        # 8 rows per snapshot; beyond, BLAS's products win
-        if stack is not None and len(ids) <= STACK_ROWS_PER_POLICY * len(groups):
-            return stack.actions(self._stack_index[ids], observations, masks, self.rng, self.pool.deterministic)
-        out = np.zeros(len(ids), np.int64)
-        for entry_id in groups:
-            group = np.flatnonzero(ids == entry_id)
-            out[group] = _policy_actions(self.entries[entry_id][2], observations[group], masks[group], self.rng,
-                                         self.pool.deterministic)
-        return out
-
-    def _stack(self) -> PolicyStack | None:
-        """A PolicyStack of every snapshot entry (built again after one is added), or None where they differ."""
-        if self._stack_stale:
-            snapshot_ids = np.flatnonzero(self._is_snapshot)
-            policies = [self.entries[e][2] for e in snapshot_ids.tolist()]
-            same = all(same_architecture(policies[0], p) for p in policies)
-            self._stack_index = np.full(len(self.entries), -1, np.int64)
-            self._stack_index[snapshot_ids] = np.arange(len(snapshot_ids))
-            self._stacked = PolicyStack(policies) if same else None
-            self._stack_stale = False
-        return self._stacked
-
-
-def _policy_actions(policy: NumpyPolicy, observations, masks, rng, deterministic: bool) -> np.ndarray:
-    """A snapshot's actions for a group of games: one forward, masked, sampled (or argmax)."""
-    logits = policy.logits(observations).astype(np.float64)
-    logits[~masks] = -np.inf
-    if deterministic:
-        return logits.argmax(axis=1)
-    gumbel = -np.log(-np.log(rng.random(logits.shape)))  # argmax(logits + Gumbel) samples softmax(logits)
-    return (logits + gumbel).argmax(axis=1)
 
 
 class SelfPlayVecEnv(VecEnv):

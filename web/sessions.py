@@ -8,6 +8,7 @@ with an HTTP status); a bad one leaves the session exactly as it was.
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import threading
@@ -16,8 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from packetrow_agents.terminal import (PlayError, agent_seed, build_bot, narrate, opponent_specs, parse_save, read_save,
-                                       save_data, write_save)
+from packetrow_agents.play import (SAVE_FORMAT, PlayError, Session, narrate, opponent_specs, parse_save, read_save,
+                                   write_save)
+from packetrow_agents.registry import split_specs
+from packetrow_agents.replay import ReplayError, replay_moves
 from packetrow_env.engine import Game
 from packetrow_env.render import describe_action, seat_label
 from packetrow_env.seat_view import SeatView
@@ -45,26 +48,15 @@ def _integer(value, what: str, low: int, high: int) -> int:
     return value
 
 
-class PlaySession:
+class PlaySession(Session):
     """A person at ``seat`` against bots (one agent spec per other seat, in seat order) in one game."""
 
     def __init__(self, game: Game, seat: int, opponents: list[str], seed: int):
-        self.game = game
-        self.seat = seat
-        self.opponents = list(opponents)
-        self.seed = seed
-        self.lock = threading.Lock()
-        others = [p for p in range(game.num_players) if p != seat]
-        self.names = [None] * game.num_players
-        self.names[seat] = "you"
-        moves = len(game.state.history)
-        self.bots = {}
         try:
-            for p, spec in zip(others, self.opponents):
-                self.names[p] = spec
-                self.bots[p] = build_bot(spec, agent_seed(seed, p, moves))
+            super().__init__(game, seat, opponents, seed)
         except PlayError as error:
             raise WebError(str(error)) from None
+        self.lock = threading.Lock()
         self.log: list[str] = []  # what happened, as the person's seat saw it (narrate)
 
     @classmethod
@@ -81,7 +73,10 @@ class PlaySession:
         seed = int(np.random.default_rng().integers(2**31)) if seed is None else _integer(seed, "seed", 0, 2**63 - 1)
         specs = options.get("opponents", [DEFAULT_OPPONENT])
         if isinstance(specs, str):
-            specs = [specs]
+            try:
+                specs = split_specs(specs)
+            except ValueError as error:
+                raise WebError(f"opponents: {error}") from None
         if not isinstance(specs, list) or not specs or not all(isinstance(x, str) and x.strip() for x in specs):
             raise WebError(f"opponents must be a list of agent specs (e.g. {list(SUGGESTED_OPPONENTS)}), "
                            f"got {specs!r}")
@@ -94,8 +89,8 @@ class PlaySession:
     @classmethod
     def load(cls, data, name: str = "the file") -> "PlaySession":
         """A session from a saved game (the terminal's save format, as parsed JSON)."""
-        if isinstance(data, dict) and data.get("format") != "packetrow-play":
-            raise WebError(f"{name} is not a saved game to resume (it has no 'format': 'packetrow-play'); a bare "
+        if isinstance(data, dict) and data.get("format") != SAVE_FORMAT:
+            raise WebError(f"{name} is not a saved game to resume (it has no 'format': {SAVE_FORMAT!r}); a bare "
                            "position or a games.jsonl can be watched in the Watch tab")
         return _resume(_read_save_data(data, name))
 
@@ -108,10 +103,6 @@ class PlaySession:
         out.update(kind="play", opponents=self.opponents, log=list(self.log),
                    waiting_for=None if game.is_over or p == self.seat else seat_label(p, self.seat, self.names))
         return out
-
-    def saved(self) -> dict:
-        """The saved-game JSON of ``packetrow play`` (the full position: it is written to disk, never sent)."""
-        return save_data(self.game, self.seat, self.opponents, self.seed)
 
     # --------------------------------------------------------------------------------- moves
     def act(self, action) -> None:
@@ -137,7 +128,7 @@ class PlaySession:
         p = game.current_player
         if p == self.seat:
             raise WebError("it is your move, not a bot's", 409)
-        action = int(self.bots[p].act(SeatView(game, p, "tracked")))  # the bot sees only its own seat's view
+        action = self.bot_move(p)
         if not game.legal_action_mask()[action]:
             raise RuntimeError(f"{seat_label(p, self.seat, self.names)} chose the illegal action {action}")
         self._step(action)
@@ -268,7 +259,7 @@ def _tournament_record(record, name: str, number: int) -> dict:
 
 def _saved_record(data: dict, name: str) -> dict:
     """A saved game (or bare position) as a record: its seed and history replay to it when they can."""
-    if data.get("format") == "packetrow-play":
+    if data.get("format") == SAVE_FORMAT:
         saved = _read_save_data(data, name)
         agents = ["unnamed agent"] * saved["game"].num_players
         others = [p for p in range(len(agents)) if p != saved["seat"]]
@@ -287,8 +278,6 @@ def _saved_record(data: dict, name: str) -> dict:
 
 def _positions(record: dict) -> list:
     """Every position of a record, replayed through the engine (a tournament record's scores are checked)."""
-    from packetrow_train.tournament import ReplayError, replay_moves
-
     if record.get("actions") is not None:
         steps = []
         try:
