@@ -4,7 +4,7 @@
 ``HeuristicAgent(threshold=...).act(SeatView(games.game(i), seat, mode))`` picks for the player to act, reading
 only what that seat knows in ``mode`` (``knowledge``: his own hand, the opponents' hands as the mode reveals
 them, the public table). Every value is the agent's float64 arithmetic in the agent's order, so the choice is
-the agent's; exact ties (within ``heuristic.TIE``) are broken by one uniform draw per row among the tied
+the agent's; exact ties (within ``heuristic_weights.TIE``) are broken by one uniform draw per row among the tied
 options, in the agent's order of options. heuristic.py stays the readable reference:
 tests/test_heuristic_batch.py plays both side by side.
 """
@@ -28,7 +28,7 @@ from packetrow_env.vector import VectorGame
 from packetrow_env.vector.tables import COST, DESTINATION, GOOD, KIND, MONEY as MONEY_VALUE, QUANTITY, REWARD, VALUE, \
     VP, table
 
-from . import heuristic as h
+from . import heuristic_weights as h
 
 __all__ = ["heuristic_actions"]
 
@@ -131,7 +131,7 @@ def _check_rng(rng) -> np.random.Generator:
 @lru_cache(maxsize=64)
 def _parameters(threshold: float) -> np.ndarray:
     """The agent's constants (``PARAMETERS``), its rival weight and ``threshold``, as the kernel reads them."""
-    out = np.array([getattr(h, name) for name in PARAMETERS] + [h.HeuristicAgent.rival_weight, threshold],
+    out = np.array([getattr(h, name) for name in PARAMETERS] + [h.RIVAL_WEIGHT, threshold],
                    dtype=np.float64)
     out.flags.writeable = False
     return out

@@ -19,7 +19,6 @@ from functools import lru_cache
 import numba
 import numpy as np
 
-from .policy import NumpyPolicy
 
 _JIT = dict(cache=True, nogil=True)
 
@@ -27,7 +26,7 @@ _JIT = dict(cache=True, nogil=True)
 class PolicyStack:
     """The weights of policies of one architecture (layer shapes, activation, input stage) stacked on axis 0."""
 
-    def __init__(self, policies: list[NumpyPolicy]):
+    def __init__(self, policies: list):
         if not policies:
             raise ValueError("a PolicyStack needs at least one policy")
         first = policies[0]
@@ -96,13 +95,13 @@ class PolicyStack:
 
 
 @lru_cache(maxsize=8)
-def stack_of(policies: tuple[NumpyPolicy, ...]) -> PolicyStack | None:
+def stack_of(policies: tuple) -> PolicyStack | None:
     """A PolicyStack of ``policies``, kept for the next call with the same ones; None where their architectures
     differ."""
     return PolicyStack(list(policies)) if all(same_architecture(policies[0], p) for p in policies) else None
 
 
-def same_architecture(a: NumpyPolicy, b: NumpyPolicy) -> bool:
+def same_architecture(a, b) -> bool:
     """Whether two policies can share a PolicyStack (same layer shapes, activation and input stage)."""
     shapes = [w.shape for w in a.weights + [a.action_weight]] == [w.shape for w in b.weights + [b.action_weight]]
     stage = (a.embedding is None) == (b.embedding is None) and (

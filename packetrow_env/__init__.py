@@ -3,11 +3,12 @@
 import importlib
 import sys
 import types
+from importlib.metadata import version
 
 from .engine import Game, IllegalActionError
 
 __all__ = ["Game", "IllegalActionError", "env", "raw_env"]
-__version__ = "0.1.0"
+__version__ = version("packetrow")  # pyproject.toml is the one place the version is written
 
 _LAZY = ("env", "raw_env")  # PettingZoo and Gymnasium load on first use: the rules import without the RL stack
 

@@ -21,12 +21,12 @@ import numpy as np
 
 from packetrow_env import actions
 from packetrow_env import cards as catalogue
+from packetrow_env.cards import BANK
 from packetrow_env.engine import Game
 from packetrow_env.state import END_THRESHOLD
 
 CARDS = catalogue.load()
 BOARD = {name: b for b, name in enumerate(catalogue.BOARDS)}  # 'guildhall' -> 0, ...
-GUILDHALL, DOCKS, MARKET, BANK = range(4)
 
 
 class Position:

@@ -18,7 +18,7 @@ from packetrow_env import cards as catalogue
 from packetrow_env.compact_observation import NUM_SLOTS, CompactEncoder, encoder, layout
 from packetrow_env.engine import Game
 from packetrow_env.observation import MODES, encoder as full_encoder
-from packetrow_env.state import OVER, PAY
+from packetrow_env.state import PAY
 from tests.fuzzing import default_rows
 
 ENC = encoder()

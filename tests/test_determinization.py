@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from packetrow_env import cards
 from packetrow_env.engine import Game
-from tests.positions import CARDS, DOCKS, GUILDHALL, MARKET, Position, random_play
+from packetrow_env.cards import DOCKS, GUILDHALL, MARKET
+from tests.positions import CARDS, Position, random_play
 
 PUBLIC_KEYS = ("version", "num_players", "round", "harbour_master", "current_player", "phase", "current_board",
                "chosen_boards", "pending_shipment", "history")

@@ -10,6 +10,8 @@ import pytest
 
 from packetrow_env.compact_observation import encoder as compact_encoder
 from packetrow_env.observation import added_pieces_table, layout_table
+from packetrow_train.config import config_reference
+from packetrow_train.rllib_selfplay import RLlibConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -30,6 +32,13 @@ def test_the_observation_tables_are_generated_from_the_layouts():
         "regenerate it with added_pieces_table('online')"
     assert generated(text, "compact-observation-layout") == compact_encoder().layout_table("online").strip(), \
         "regenerate it with compact_observation.encoder().layout_table('online')"
+
+
+def test_the_config_references_are_generated_from_the_schemas():
+    assert generated((DOCS / "training.md").read_text(), "config-reference") == config_reference(), \
+        "regenerate it with packetrow_train.config.config_reference()"
+    assert generated((DOCS / "ray.md").read_text(), "rllib-config-reference") == config_reference(RLlibConfig), \
+        "regenerate it with config_reference(RLlibConfig)"
 
 
 def test_the_readmes_test_command_is_what_ci_runs_last():

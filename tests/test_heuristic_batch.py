@@ -2,7 +2,7 @@
 
 Games of 2-5 players are played with random legal actions; at every position the kernel's action for the
 player to act must be HeuristicAgent's on that seat's SeatView. Where the agent's best options tie (within
-``heuristic.TIE``), the kernel takes the tied option that its draw for the row picks, in the agent's order of
+``heuristic_weights.TIE``), the kernel takes the tied option that its draw for the row picks, in the agent's order of
 options: the test draws the same numbers and predicts that option, so every comparison is exact.
 """
 

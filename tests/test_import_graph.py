@@ -28,9 +28,6 @@ ALLOWED = {
     # the `packetrow` command (pyproject's entry point) registers the browser's `serve` subcommand: the command
     # line sits above every layer
     ("packetrow_train.cli", "packetrow_web.app"),
-    # TO DELETE AT MERGE: the browser replays saved games with the tournament's replay; the human-play module
-    # of issue #24 takes it over
-    ("packetrow_web.sessions", "packetrow_train.tournament"),
 }
 
 

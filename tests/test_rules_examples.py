@@ -4,7 +4,8 @@ Seats: Anna 0, Ben 1, Cedric 2, David 3 (and Eve 4 with five players). Anna is h
 """
 
 from packetrow_env import actions
-from tests.positions import BANK, DOCKS, GUILDHALL, MARKET, Position, place, add, take
+from packetrow_env.cards import BANK, DOCKS, GUILDHALL, MARKET
+from tests.positions import Position, place, add, take
 
 ANNA, BEN, CEDRIC, DAVID, EVE = range(5)
 PASS = actions.PASS

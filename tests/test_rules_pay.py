@@ -16,7 +16,8 @@ from packetrow_env.engine import Game, IllegalActionError
 from packetrow_env.observation import OPTION_FEATURES, ROUND_SCALE_V0, encoder
 from packetrow_env.seat_view import SeatView
 from packetrow_env.state import DISCARD
-from tests.positions import CARDS, DOCKS, MARKET, Position, place
+from packetrow_env.cards import DOCKS, MARKET
+from tests.positions import CARDS, Position, place
 from tests.test_shipping import captain, contract, gold, goods_card, ship
 
 COTTON_FRANCE = contract("cotton", 2, "france")

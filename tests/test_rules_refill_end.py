@@ -6,7 +6,8 @@ import pytest
 from packetrow_env import actions
 from packetrow_env.engine import Game
 from packetrow_env.state import END_THRESHOLD
-from tests.positions import BANK, DOCKS, GUILDHALL, MARKET, Position, place
+from packetrow_env.cards import BANK, DOCKS, GUILDHALL, MARKET
+from tests.positions import Position, place
 
 PASS = actions.PASS
 FUTURE = actions.TAKE_FUTURE

@@ -4,7 +4,8 @@ import pytest
 
 from packetrow_env import actions
 from packetrow_env.engine import Game, IllegalActionError
-from tests.positions import BANK, DOCKS, GUILDHALL, MARKET, Position, place
+from packetrow_env.cards import BANK, DOCKS, GUILDHALL, MARKET
+from tests.positions import Position, place
 
 PASS = actions.PASS
 

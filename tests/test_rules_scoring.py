@@ -4,7 +4,8 @@ import pytest
 
 from packetrow_env import actions
 from packetrow_env.engine import IllegalActionError
-from tests.positions import BANK, DOCKS, GUILDHALL, MARKET, Position, place, add, take
+from packetrow_env.cards import BANK, DOCKS, GUILDHALL, MARKET
+from tests.positions import Position, place, add, take
 
 PASS = actions.PASS
 SHIP = actions.SHIP

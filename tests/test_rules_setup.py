@@ -9,7 +9,8 @@ import pytest
 from packetrow_env import actions, cards
 from packetrow_env.engine import Game, IllegalActionError
 from packetrow_env.state import CURRENT, DECK, FUTURE, HAND, REMOVED
-from tests.positions import CARDS, MARKET, Position, place
+from packetrow_env.cards import MARKET
+from tests.positions import CARDS, Position, place
 
 SUPPLY = {2: 2, 3: 2, 4: 3, 5: 4}
 BOARD_SIZES = {"guildhall": 38, "docks": 42, "market": 42, "bank": 38}

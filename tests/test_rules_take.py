@@ -5,7 +5,8 @@ import pytest
 from packetrow_env import actions
 from packetrow_env.engine import IllegalActionError
 from packetrow_env.state import HAND, SHIPS
-from tests.positions import BANK, CARDS, DOCKS, GUILDHALL, MARKET, Position, place
+from packetrow_env.cards import BANK, DOCKS, GUILDHALL, MARKET
+from tests.positions import CARDS, Position, place
 
 PASS = actions.PASS
 FUTURE = actions.TAKE_FUTURE

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from importlib.metadata import version
 
 import numpy as np
 
+import packetrow_env
 from packetrow_agents.terminal import add_parser as add_play_parser
 from packetrow_env.compact_observation import encoder as compact_encoder
 from packetrow_env.engine import Game
@@ -142,7 +142,7 @@ def add_train_command(subparsers) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``packetrow`` command."""
     parser = argparse.ArgumentParser(prog="packetrow", description="Packet Row: environment, agents and training.")
-    parser.add_argument("--version", action="version", version=f"packetrow {version('packetrow')}")
+    parser.add_argument("--version", action="version", version=f"packetrow {packetrow_env.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="play and print one full game between random players",
                           description="Play one full game between random players and print every move and the scores.")
