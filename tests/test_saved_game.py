@@ -1,4 +1,4 @@
-"""Saved games: the to_dict() schema (docs/design.md "Saved games", version 2; version 1 still loads) and
+"""Saved games: the to_dict() schema (docs/design.md "Saved games", version 3; versions 1 and 2 still load) and
 from_dict()'s validation.
 
 Every rejection test starts from a valid position, breaks exactly one thing,
@@ -21,7 +21,8 @@ from packetrow_env.state import SUPPLY_SIZE
 
 CARDS = load()
 TOP_KEYS = {"version", "num_players", "round", "harbour_master", "current_player", "phase", "current_board",
-            "chosen_boards", "boards", "removed", "players", "pending_shipment", "rng", "history", "resume_phase"}
+            "chosen_boards", "boards", "removed", "players", "pending_shipment", "rng", "history", "resume_phase",
+            "payment_page"}
 BOARD_KEYS = {"deck", "discard", "current", "future", "exhausted"}
 PLAYER_KEYS = {"cash", "hand", "ships", "has_piece", "starting_contract"}
 PHASES = {"choose_board", "take", "must_take", "over", "pay"}
@@ -145,20 +146,21 @@ def ids(values) -> bool:
 
 
 def check_schema(d: dict, game: Game) -> None:
-    """to_dict() follows the version 2 schema of docs/design.md "Saved games" exactly."""
+    """to_dict() follows the version 3 schema of docs/design.md "Saved games" exactly."""
     assert_json_plain(d)
     json.dumps(d)  # no default= needed
     assert set(d) == TOP_KEYS
     n = d["num_players"]
-    assert d["version"] == 2 and is_int(d["version"])
+    assert d["version"] == 3 and is_int(d["version"])
     assert is_int(n) and 2 <= n <= 5 and n == game.num_players
     assert is_int(d["round"]) and d["round"] >= 1
     assert is_int(d["harbour_master"]) and 0 <= d["harbour_master"] < n
     assert d["phase"] in PHASES and d["phase"] == game.phase
     if d["phase"] == "pay":
         assert d["resume_phase"] in ("choose_board", "take", "must_take") and d["pending_shipment"]
+        assert is_int(d["payment_page"]) and d["payment_page"] == game.payment_page >= 0
     else:
-        assert d["resume_phase"] is None
+        assert d["resume_phase"] is None and d["payment_page"] is None
     if d["phase"] == "over":
         assert d["current_player"] is None and d["current_board"] is None
     else:
@@ -562,12 +564,12 @@ def test_rejects_a_pending_shipment_in_a_finished_game():
 
 
 @pytest.mark.parametrize("version", [
-    3, 0, "1", "2", None, 1.5,
+    4, 0, "1", "2", "3", None, 1.5,
     pytest.param(True),
 ])
 def test_rejects_a_wrong_version(d, version):
     d["version"] = version
-    rejects(d, r"version must be one of 1, 2")
+    rejects(d, r"version must be one of 1, 2, 3")
 
 
 @pytest.mark.parametrize("where", ["top", "board", "player"])
