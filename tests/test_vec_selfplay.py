@@ -114,6 +114,7 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
     import packetrow_agents.policy as policy_module
     import packetrow_agents.policy_batch as policy_batch
     from packetrow_agents.policy import NumpyPolicy, PolicyAgent
+    from packetrow_env import actions
     from packetrow_train.vec_selfplay import PoolOpponents
 
     mixed = path == "mixed"
@@ -127,8 +128,11 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
 
     def perturbed(deeper: bool) -> NumpyPolicy:
         weights = [w + rng.normal(0, 0.05, w.shape) for w in shipped.weights[:2 if deeper else 1]]
-        return NumpyPolicy(weights, shipped.biases[:len(weights)], rng.normal(0, 0.1, (weights[-1].shape[1], 60)),
-                           shipped.action_bias, embedding=shipped.embedding, index_slices=shipped.index_slices)
+        # the snapshots of a learner of today's layout (the shipped model has the 60 outputs of env v1)
+        return NumpyPolicy(weights, shipped.biases[:len(weights)],
+                           rng.normal(0, 0.1, (weights[-1].shape[1], actions.NUM_ACTIONS)),
+                           rng.normal(0, 0.1, actions.NUM_ACTIONS), embedding=shipped.embedding,
+                           index_slices=shipped.index_slices)
 
     pool = OpponentPool({"uniform": 1.0}, deterministic=True)
     for step in range(4):
