@@ -204,9 +204,9 @@ def check_transition(before: dict, after: dict, action: int) -> None:
 
     if action >= actions.ADD_CONTRACT:
         if action == actions.SHIP and after["phase"] == "pay":  # R-SHIP-7: the choice of payment comes first
-            assert before["phase"] != "pay" and after["resume_phase"] == before["phase"]
-            assert _without(before, "phase", "resume_phase", "history") == \
-                _without(after, "phase", "resume_phase", "history")
+            assert before["phase"] != "pay" and after["resume_phase"] == before["phase"] and after["payment_page"] == 0
+            assert _without(before, "phase", "resume_phase", "payment_page", "history") == \
+                _without(after, "phase", "resume_phase", "payment_page", "history")
         elif action == actions.MORE:  # R-SHIP-7: the next page of options, nothing else
             assert before["phase"] == after["phase"] == "pay"
             assert after["payment_page"] == before["payment_page"] + 1

@@ -213,8 +213,8 @@ def test_to_dict_follows_the_schema_and_round_trips_at_every_step(num_players):
 def test_to_dict_of_a_new_game():
     d = Game.new(2, seed=0).to_dict()
     assert (d["version"], d["num_players"], d["round"], d["harbour_master"], d["current_player"], d["phase"],
-            d["current_board"], d["chosen_boards"], d["pending_shipment"], d["history"]) == \
-        (2, 2, 1, 0, 0, "choose_board", None, [], [], [])
+            d["current_board"], d["chosen_boards"], d["pending_shipment"], d["history"], d["payment_page"]) == \
+        (3, 2, 1, 0, 0, "choose_board", None, [], [], [], None)
     # R-SETUP-3/5: 6 cards per deck and the 10 undealt starting contracts are removed
     assert len(d["removed"]) == 4 * 6 + 10
     assert all(board["discard"] == [] and board["exhausted"] is False for board in d["boards"])

@@ -51,7 +51,7 @@ def check_feasible_and_options(cat, tab, hand, con):
     paid = shipping.payment(cat, hand, con)
     assert (ids_of(bits), value) == ((), -1) if paid is None else \
         (ids_of(bits), value) == (paid, sum(int(cat.value[c]) for c in paid)), (hand, con)
-    assert paid is None or not got or got[0] == paid  # the cheapest payment is the first option
+    assert paid is None or not options or options[0] == paid  # the cheapest payment is the first option
     return expected
 
 
