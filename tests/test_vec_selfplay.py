@@ -244,9 +244,13 @@ def test_policies_that_read_another_observation_move_game_by_game(monkeypatch):
     monkeypatch.setattr(policy_batch.PolicyStack, "actions", lambda *a, **k: stacked.append(1) or original(*a, **k))
 
     shipped = PolicyAgent.load().policy
-    full = NumpyPolicy(shipped.weights, shipped.biases, shipped.action_weight, shipped.action_bias,
-                       observation_mode="table", embedding=shipped.embedding, index_slices=shipped.index_slices)
-    agents = [PolicyAgent(policy=shipped), PolicyAgent(policy=full)]
+    # the shipped network with an output for 'more' (its 60 outputs of env v1 would move game by game)
+    outputs = (np.pad(shipped.action_weight, ((0, 0), (0, 1))), np.append(shipped.action_bias, 0.0))
+    current = NumpyPolicy(shipped.weights, shipped.biases, *outputs, embedding=shipped.embedding,
+                          index_slices=shipped.index_slices)
+    full = NumpyPolicy(shipped.weights, shipped.biases, *outputs, observation_mode="table", embedding=shipped.embedding,
+                       index_slices=shipped.index_slices)
+    agents = [PolicyAgent(policy=current), PolicyAgent(policy=full)]
     vg, turns = _turns(seed=4)
     monkeypatch.setattr(agents[0], "act", None)  # the agent reading the batch's observations is not asked alone
     got = PolicyAgent.act_batch(agents, turns)
