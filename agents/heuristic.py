@@ -264,9 +264,9 @@ class _Context:
 
 
 def choose_payment(game, context: _Context | None = None, seat: int | None = None) -> int:
-    """The index of the payment option (``payment_options()`` of a SeatView, or a Game) that keeps the most in
-    hand (rule 1)."""
-    options = game.payment_options()
+    """The index of the payment option on the page shown (``payment_page_options()`` of a SeatView, or a Game)
+    that keeps the most in hand (rule 1)."""
+    options = game.payment_page_options()
     if not options:
         raise ValueError("choose_payment needs a game in phase pay (a shipment waiting to be paid)")
     seat = game.current_player if seat is None else seat

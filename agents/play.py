@@ -64,6 +64,9 @@ def narrate(before, action: int, after, seat: int, names=None) -> list[str]:
     elif action == actions.SHIP and after.phase == "pay":
         if you:
             lines.append(f"You {shipment_text(before, s.pending)} and now choose how to pay.")
+    elif action == actions.MORE:
+        if you:  # the page turned is public, but says nothing worth a line to the others
+            lines.append("You look at the next payment options.")
     elif action == actions.SHIP or action >= actions.PAY:
         start = [c for c in s.pending if cards.board[c] == START]
         gone = set(before.hand(p) + before.ships(p)) - set(after.hand(p) + after.ships(p)) - set(s.pending)

@@ -246,7 +246,8 @@ def help_text(game) -> str:
         "  traders change a good, captains change a ship's destination) and a ship to its destination.",
         "  To ship: add contracts ('contract:K'), then 'ship' (once a contract is added, the shipment must be",
         "  shipped; only contracts that can go together are offered). Shipping does not use up your decision.",
-        "  When the shipment can be paid with different cards, you choose which ('pay:K', cheapest first).",
+        "  When the shipment can be paid with different cards, you choose which ('pay:K', cheapest first;",
+        f"  'more' shows the next {actions.MAX_PAYMENT_OPTIONS} when there are more).",
         "  An assistant lets you take from the 'future' supply ('assistant:0' / 'assistant:1').",
         "End: a board is exhausted when its deck can no longer fill its 'now' supply; the game ends after the",
         f"  round that leaves {threshold} board{'s' if threshold > 1 else ''} exhausted. Contracts you can still fulfil "

@@ -1,8 +1,8 @@
 """How many payment options shipments have (R-SHIP-7), in random, heuristic and learned play.
 
-This is the measurement behind ``actions.MAX_PAYMENT_OPTIONS`` (K): a shipment with more than K options
-offers only the first K, so K is chosen so that a cut is very rare. Every ``ship`` action played is
-counted with all its options (uncut). Player counts cycle through 2-5; each game is played by one kind
+This is the measurement behind ``actions.MAX_PAYMENT_OPTIONS`` (K), the options on one page: a shipment with
+more than K options shows the rest on further pages (action ``more``), so K is chosen so that a second page
+is very rare. Every ``ship`` action played is counted with all its options. Player counts cycle through 2-5; each game is played by one kind
 of agent in every seat: ``random`` (uniform over legal actions), ``heuristic`` (the rule-based baseline)
 and ``ppo`` (the shipped learned policy). Prints Markdown tables for the README, with the date.
 
@@ -97,7 +97,7 @@ def main(argv=None) -> int:
         mean = sum(k * v for k, v in counts.items()) / total if total else 0.0
         print(f"| {play} | {total} | " + " | ".join(shares) + f" | {max(counts, default=0)} | {mean:.2f} |")
     print()
-    print("Share of shipments cut (more options than K), by K:")
+    print("Share of shipments with a second page (more options than K), by K:")
     print()
     print("| play | " + " | ".join(f"K = {k}" for k in CUTS) + " |")
     print("|---|" + "---:|" * len(CUTS))

@@ -36,7 +36,8 @@ def choose(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def run(total_steps: int, batch: int, seed: int, progress) -> dict:
-    """Play until ``total_steps`` game steps were compared; counts of steps, games, pays and mismatches."""
+    """Play until ``total_steps`` game steps were compared; counts of steps, games, pays, pages turned and
+    mismatches."""
     rng = np.random.default_rng(seed)
     enc = encoder()
     counts = rng.integers(2, 6, size=batch)
@@ -44,7 +45,7 @@ def run(total_steps: int, batch: int, seed: int, progress) -> dict:
     vg = VectorGame(counts, seeds=seeds)
     games = [Game.new(int(n), seed=s) for n, s in zip(counts, seeds)]
     next_seed = seeds[-1] + 1
-    tally = {"steps": 0, "games": 0, "pays": 0, "mismatches": 0}
+    tally = {"steps": 0, "games": 0, "pays": 0, "pages": 0, "mismatches": 0}
     first = []
 
     def mismatch(what):
@@ -62,7 +63,8 @@ def run(total_steps: int, batch: int, seed: int, progress) -> dict:
             elif not np.array_equal(obs[i], enc.encode(g, g.current_player, "tracked")):
                 mismatch(f"game seed {vg.seeds[i]}: observation differs at step {len(g.state.history)}")
         acts = choose(mask, rng)
-        tally["pays"] += int((acts >= actions.PAY).sum())
+        tally["pays"] += int(((acts >= actions.PAY) & (acts < actions.MORE)).sum())
+        tally["pages"] += int((acts == actions.MORE).sum())
         vg.step(acts)
         for i, g in enumerate(games):
             g.step(int(acts[i]))
@@ -101,7 +103,7 @@ def main(argv=None) -> int:
     if bar:
         bar.close()
     print(f"{datetime.date.today()}: {tally['steps']:,} game steps compared, {tally['games']:,} finished games, "
-          f"{tally['pays']:,} payment choices, {tally['mismatches']} mismatches")
+          f"{tally['pays']:,} payment choices, {tally['pages']:,} pages turned ('more'), {tally['mismatches']} mismatches")
     for line in tally["first"]:
         print("  " + line)
     return 1 if tally["mismatches"] else 0

@@ -95,7 +95,7 @@ def loop_options(tab, res, nres, con, ncon):
     out = np.empty((K, WORDS), np.int64)
     found = 0
     for i in range(res.shape[0]):
-        found += shipment.payment_options(tab, res[i, :nres[i]], con[i, :ncon[i]], out)
+        found += shipment.payment_options(tab, res[i, :nres[i]], con[i, :ncon[i]], out, 0)
     return found
 
 
@@ -169,7 +169,7 @@ con = np.array([0, 1], np.int64)
 times = {}
 for name, call in (("feasible", lambda: shipment.feasible(tab, res, con)),
                    ("fulfillable", lambda: shipment.fulfillable(tab, res, con, np.empty(2, np.int64))),
-                   ("payment_options", lambda: shipment.payment_options(tab, res, con, np.empty((12, WORDS), np.int64))),
+                   ("payment_options", lambda: shipment.payment_options(tab, res, con, np.empty((12, WORDS), np.int64), 0)),
                    ("cheapest_payment", lambda: shipment.cheapest_payment(tab, res, con, np.empty(WORDS, np.int64))),
                    ("best_fulfilment", lambda: shipment.best_fulfilment(tab, res, con, np.empty(WORDS, np.int64),
                                                                         np.empty(WORDS, np.int64))),
@@ -219,7 +219,7 @@ def main():
          lambda: [shipment.fulfillable(tab, r, c, out_con) for r, c in arrays],
          [lambda r=r, c=c: [x for x in c if shipping.can_fulfil(cat, r, (x,))] for r, c in hands]),
         ("payment_options (a staged shipment)", len(shipments), lambda: loop_options(tab, s_res, s_nres, s_con, s_ncon),
-         lambda: [shipment.payment_options(tab, r, c, out_opts) for r, c in ship_arrays],
+         lambda: [shipment.payment_options(tab, r, c, out_opts, 0) for r, c in ship_arrays],
          [lambda r=r, c=c: payment.payment_options(cat, r, c)[:K] for r, c in shipments]),
         ("cheapest_payment (a staged shipment)", len(shipments),
          lambda: loop_cheapest(tab, s_res, s_nres, s_con, s_ncon),

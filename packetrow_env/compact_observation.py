@@ -140,7 +140,7 @@ class CompactEncoder:
         if s.phase == PAY:
             out[self._paying] = 1
             block = out[self._options].reshape(MAX_PAYMENT_OPTIONS, len(COMPACT_OPTION_FEATURES))
-            for k, option in enumerate(game.payment_options()):
+            for k, option in enumerate(game.payment_page_options()):
                 sums = self._option_rows[list(option)].sum(axis=0)
                 block[k, :-1] = sums[:-1]
                 block[k, -1] = sums[-1] / VALUE_SCALE  # integer value first: the same float in the batch kernel

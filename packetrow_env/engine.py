@@ -168,18 +168,30 @@ class Game:
         return mask
 
     def payment_options(self) -> list[tuple[int, ...]]:
-        """In phase pay, the options ``PAY + k`` pays with (sorted card-id tuples, R-SHIP-7 order); else []."""
+        """In phase pay, every option of the pending shipment (sorted card-id tuples, R-SHIP-7 order); else []."""
         if self.state.phase != PAY:
             return []
         return list(self._payment_options())
 
+    @property
+    def payment_page(self) -> int:
+        """In phase pay, the page of payment options shown (0 first; ``actions.MORE`` turns it); else 0."""
+        return self.state.payment_page
+
+    def payment_page_options(self) -> list[tuple[int, ...]]:
+        """In phase pay, the options of the page shown, which ``PAY + k`` pays with; else []."""
+        if self.state.phase != PAY:
+            return []
+        first = self.state.payment_page * actions.MAX_PAYMENT_OPTIONS
+        return list(self._payment_options()[first:first + actions.MAX_PAYMENT_OPTIONS])
+
     def _payment_options(self) -> list[tuple[int, ...]]:
-        """The first MAX_PAYMENT_OPTIONS options of the pending shipment (cached until it is paid)."""
+        """Every option of the pending shipment (cached until it is paid)."""
         options = self._options
         if options is None:
             p = self.state.current_player
-            found = payment.payment_options(self.cards, self._hand(p) + self._ship_cards(p), self.state.pending)
-            options = self._options = found[:actions.MAX_PAYMENT_OPTIONS]
+            options = self._options = payment.payment_options(self.cards, self._hand(p) + self._ship_cards(p),
+                                                              self.state.pending)
         return options
 
     def legal_actions(self) -> list[int]:
@@ -193,8 +205,10 @@ class Game:
             return mask
         p = s.current_player
         number = self.cards.number_of
-        if s.phase == PAY:  # R-SHIP-7: only paying the staged shipment, with one of its options
-            mask[actions.PAY:actions.PAY + len(self._payment_options())] = True
+        if s.phase == PAY:  # R-SHIP-7: only paying the staged shipment, with an option of the page shown
+            left = len(self._payment_options()) - s.payment_page * actions.MAX_PAYMENT_OPTIONS
+            mask[actions.PAY:actions.PAY + min(left, actions.MAX_PAYMENT_OPTIONS)] = True
+            mask[actions.MORE] = left > actions.MAX_PAYMENT_OPTIONS
             return mask
         if s.pending:  # R-SHIP-6: while a shipment is staged, only add or ship
             resources = self._hand(p) + self._ship_cards(p)
@@ -286,10 +300,14 @@ class Game:
         s.history.append(a)
         p = s.current_player
         if a >= actions.ADD_CONTRACT:
-            if a >= actions.PAY:
-                self._settle(p, self._payment_options()[a - actions.PAY])
+            if a == actions.MORE:
+                s.payment_page += 1
+            elif a >= actions.PAY:
+                first = s.payment_page * actions.MAX_PAYMENT_OPTIONS
+                self._settle(p, self._payment_options()[first + a - actions.PAY])
                 s.phase = s.resume_phase
                 s.resume_phase = -1
+                s.payment_page = 0
             elif a == actions.SHIP:
                 self._ship(p)
             else:

@@ -225,7 +225,7 @@ class Encoder:
         out[self._paying:self._options.stop] = 0
         if s.phase == PAY:
             out[self._paying] = 1
-            options = game.payment_options()
+            options = game.payment_page_options()
             rows = self._option_rows
             block = out[self._options].reshape(MAX_PAYMENT_OPTIONS, len(OPTION_FEATURES))
             for k, option in enumerate(options):

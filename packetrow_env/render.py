@@ -44,8 +44,15 @@ def describe_action(game, action: int) -> str:
     """What an action does in this position, in words (for the player to act)."""
     s = game.state
     name = actions.name(action)
+    if action == actions.MORE:
+        total = len(game.payment_options())
+        first = (game.payment_page + 1) * actions.MAX_PAYMENT_OPTIONS
+        if first >= total:
+            return "show more payment options (there are no more now)"
+        return (f"show the next payment options ({first + 1}-{min(first + actions.MAX_PAYMENT_OPTIONS, total)} "
+                f"of {total})")
     if action >= actions.PAY:
-        options = game.payment_options()
+        options = game.payment_page_options()
         k = action - actions.PAY
         if k >= len(options):
             return f"pay with option {k} (there is no such option now)"

@@ -1,9 +1,11 @@
-"""Saved games: ``Game.to_dict`` (schema version 2 of docs/design.md "Saved games") and a validating
+"""Saved games: ``Game.to_dict`` (schema version 3 of docs/design.md "Saved games") and a validating
 ``Game.from_dict``.
 
 Version 2 (rules v1) adds the phase ``pay`` and the key ``resume_phase``: while a shipment waits to be paid
 (R-SHIP-7), the phase that goes on once it is paid (``choose_board``, ``take`` or ``must_take``); null in
-every other phase. Version-1 files (no ``resume_phase``, no phase ``pay``) load as the same position.
+every other phase. Version 3 adds ``payment_page``: in phase pay, the page of payment options shown (0 first,
+``actions.MORE`` turns it); null in every other phase. Version-1 files (no ``resume_phase``, no phase ``pay``)
+and version-2 files (no ``payment_page``: the first page) load as the same position.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from .state import (CHOOSE_BOARD, CURRENT, DECK, DISCARD, END_THRESHOLD, FUTURE,
                     MAX_ROUNDS, MIN_PLAYERS, MUST_TAKE, OVER, PAY, PHASES, REMOVED, SHIPS, STARTING_CASH, SUPPLY_SIZE, TAKE,
                     State, most_cash)
 
-VERSION = 2
-VERSIONS = (1, 2)  # versions from_dict reads
+VERSION = 3
+VERSIONS = (1, 2, 3)  # versions from_dict reads
 # The most actions a game can take: per round at most every board chosen and every player asked on each; an
 # "add contract", a "ship" and a "pay" at most once per contract.
 MAX_HISTORY = MAX_ROUNDS * NUM_BOARDS * (MAX_PLAYERS + 1) + 3 * NUM_CONTRACTS
@@ -27,8 +29,9 @@ MAX_HISTORY = MAX_ROUNDS * NUM_BOARDS * (MAX_PLAYERS + 1) + 3 * NUM_CONTRACTS
 # loaded game saves as JSON again.
 RNG_NAMES = ("PCG64", "PCG64DXSM")
 _KEYS = ("version", "num_players", "round", "harbour_master", "current_player", "phase", "current_board",
-         "chosen_boards", "boards", "removed", "players", "pending_shipment", "rng", "history", "resume_phase")
-_KEYS_V1 = _KEYS[:-1]
+         "chosen_boards", "boards", "removed", "players", "pending_shipment", "rng", "history", "resume_phase",
+         "payment_page")
+_KEYS_OF = {1: _KEYS[:-2], 2: _KEYS[:-1], 3: _KEYS}
 _BOARD_KEYS = ("deck", "discard", "current", "future", "exhausted")
 _PLAYER_KEYS = ("cash", "hand", "ships", "has_piece", "starting_contract")
 
@@ -66,6 +69,7 @@ def to_dict(game) -> dict:
         "rng": _plain(s.rng_state),
         "history": list(s.history),
         "resume_phase": PHASES[s.resume_phase] if s.phase == PAY else None,
+        "payment_page": s.payment_page if s.phase == PAY else None,
     }
 
 
@@ -124,12 +128,14 @@ def from_dict(game_class, data: dict, cards: Catalogue):
 
 
 def _build(game_class, data, cards: Catalogue):
-    version_1 = isinstance(data, dict) and type(data.get("version")) is int and data["version"] == 1
-    _dict(data, "the saved game", _KEYS_V1 if version_1 else _KEYS)
+    version = data.get("version") if isinstance(data, dict) else None
+    _dict(data, "the saved game", _KEYS_OF.get(version, _KEYS) if type(version) is int else _KEYS)
     _need(type(data["version"]) is int and data["version"] in VERSIONS,
           f"version must be one of {', '.join(map(str, VERSIONS))}, got {data['version']!r}")
-    if version_1:
+    if version == 1:
         data = {**data, "resume_phase": None}  # version 1 had no pay phase
+    if version < 3:  # versions 1 and 2 showed every payment option on one page
+        data = {**data, "payment_page": 0 if data["phase"] == PHASES[PAY] else None}
     n = _int(data["num_players"], "num_players", MIN_PLAYERS, MAX_PLAYERS)
     size = SUPPLY_SIZE[n]
     s = State(n, _rng_state(data["rng"]))
@@ -229,8 +235,14 @@ def _build(game_class, data, cards: Catalogue):
         s.pending = [int(c) for c in pending]
     if s.phase == PAY:
         _need(s.pending, "phase pay needs the pending_shipment to be paid")
-        _need(len(game._payment_options()) > 1, f"pending_shipment {s.pending} has one payment option, so it is paid "
+        options = len(game._payment_options())
+        _need(options > 1, f"pending_shipment {s.pending} has one payment option, so it is paid "
               "at once (R-SHIP-7); phase pay is only for a choice")
+        last = (options - 1) // actions.MAX_PAYMENT_OPTIONS
+        s.payment_page = _int(data["payment_page"], "in phase pay, payment_page", 0, last)
+    else:
+        _need(data["payment_page"] is None,
+              f"payment_page must be null outside phase pay, got {data['payment_page']!r}")
     _check_decision(game)
     return game
 

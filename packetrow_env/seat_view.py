@@ -179,6 +179,12 @@ class SeatView:
         options = getattr(game, "payment_options", None)
         return [] if options is None or self.seat != game.current_player else options()
 
+    def payment_page_options(self) -> list:
+        """The payment options of the page shown, which ``PAY + k`` pays with (public as ``payment_options``)."""
+        game = self._require_game("payment options")
+        options = getattr(game, "payment_page_options", None)
+        return [] if options is None or self.seat != game.current_player else options()
+
     def describe_action(self, action: int) -> str:
         """What one of the seat's actions does now, in words."""
         from .render import describe_action

@@ -78,6 +78,8 @@ FIELDS = (
     Field("current_player", SCALAR, (), np.int8, 0, True),  # the engine's value, also once the game is over
     Field("phase", SCALAR, (), np.int8, 0, True),  # index into PHASES
     Field("resume_phase", SCALAR, (), np.int8, -1, True),  # in phase PAY: the phase that goes on once paid (R-SHIP-7)
+    # in phase pay: the page of payment options shown (R-SHIP-7, actions.MORE); public, as the history shows it
+    Field("payment_page", SCALAR, (), np.int32, 0, True),
     Field("current_board", SCALAR, (), np.int8, -1, True),  # -1 none
     Field("chosen_order", LIST, (NUM_BOARDS,), np.int8, -1, True),  # boards chosen this round, in order
     Field("pending", LIST, (NUM_CONTRACTS,), np.int16, -1, True),  # contract ids staged for the next shipment
@@ -117,6 +119,7 @@ class State:
         self.current_player = 0
         self.phase = CHOOSE_BOARD
         self.resume_phase = -1
+        self.payment_page = 0
         self.current_board = -1
         self.chosen_order: list[int] = []
         self.pending: list[int] = []
@@ -143,6 +146,7 @@ class State:
         new.current_player = self.current_player
         new.phase = self.phase
         new.resume_phase = self.resume_phase
+        new.payment_page = self.payment_page
         new.current_board = self.current_board
         new.chosen_order = self.chosen_order.copy()
         new.pending = self.pending.copy()

@@ -110,7 +110,7 @@ def test_spaces_are_the_same_objects_on_every_call(n):
     for agent in env.possible_agents:
         assert env.observation_space(agent) is env.observation_space(agent)
         assert env.action_space(agent) is env.action_space(agent)
-        assert env.action_space(agent).n == actions.NUM_ACTIONS == 48 + actions.MAX_PAYMENT_OPTIONS
+        assert env.action_space(agent).n == actions.NUM_ACTIONS == 48 + actions.MAX_PAYMENT_OPTIONS + 1
         space = env.observation_space(agent)
         assert space["observation"].shape == (SIZE,) and space["observation"].dtype == np.float32
         assert space["action_mask"].shape == (actions.NUM_ACTIONS,) and space["action_mask"].dtype == np.int8

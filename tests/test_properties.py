@@ -148,8 +148,12 @@ def check_position(game: Game, d: dict) -> None:
     assert d["players"][hm]["has_piece"], "the harbour master took a card but the round goes on"
     if d["phase"] == "pay":  # R-SHIP-7: only paying, with one of at least two distinct options, in order
         options = game.payment_options()
-        assert d["pending_shipment"] and len(options) >= 2
-        assert mask[actions.PAY:actions.PAY + len(options)].all() and mask.sum() == len(options)
+        page = game.payment_page_options()
+        first = d["payment_page"] * actions.MAX_PAYMENT_OPTIONS
+        assert d["pending_shipment"] and len(options) >= 2 and page == options[first:first + len(page)] != []
+        more = first + len(page) < len(options)
+        assert mask[actions.PAY:actions.PAY + len(page)].all() and mask[actions.MORE] == more
+        assert mask.sum() == len(page) + more
         assert len(set(options)) == len(options)
         values = [(sum(int(CARDS.value[c]) for c in o), o) for o in options]
         assert values == sorted(values)
@@ -157,7 +161,7 @@ def check_position(game: Game, d: dict) -> None:
         assert all(set(o) <= held and not set(o) & set(d["pending_shipment"]) for o in options)
         d = dict(d, phase=d["resume_phase"])  # the rest holds as in the phase the payment resumes
     else:
-        assert d["resume_phase"] is None and game.payment_options() == []
+        assert d["resume_phase"] is None and d["payment_page"] is None and game.payment_options() == []
     if d["phase"] == "choose_board":
         assert cp == hm and d["current_board"] is None
     else:
@@ -200,9 +204,13 @@ def check_transition(before: dict, after: dict, action: int) -> None:
 
     if action >= actions.ADD_CONTRACT:
         if action == actions.SHIP and after["phase"] == "pay":  # R-SHIP-7: the choice of payment comes first
-            assert before["phase"] != "pay" and after["resume_phase"] == before["phase"]
-            assert _without(before, "phase", "resume_phase", "history") == \
-                _without(after, "phase", "resume_phase", "history")
+            assert before["phase"] != "pay" and after["resume_phase"] == before["phase"] and after["payment_page"] == 0
+            assert _without(before, "phase", "resume_phase", "payment_page", "history") == \
+                _without(after, "phase", "resume_phase", "payment_page", "history")
+        elif action == actions.MORE:  # R-SHIP-7: the next page of options, nothing else
+            assert before["phase"] == after["phase"] == "pay"
+            assert after["payment_page"] == before["payment_page"] + 1
+            assert _without(before, "payment_page", "history") == _without(after, "payment_page", "history")
         elif action == actions.SHIP or action >= actions.PAY:  # R-SHIP-1: contracts, payment and reward
             staged = before["pending_shipment"]
             assert staged and after["pending_shipment"] == []
@@ -216,10 +224,11 @@ def check_transition(before: dict, after: dict, action: int) -> None:
             others = [pl for p, pl in enumerate(before["players"]) if p != actor]
             assert others == [pl for p, pl in enumerate(after["players"]) if p != actor]
             if action >= actions.PAY:  # the option chosen is exactly what was discarded
-                option = Game.from_dict(before).payment_options()[action - actions.PAY]
+                option = Game.from_dict(before).payment_page_options()[action - actions.PAY]
                 assert gone - set(staged) == set(option)
                 assert before["phase"] == "pay" and after["phase"] == before["resume_phase"]
-                before = dict(before, phase=after["phase"], resume_phase=None)
+                assert after["payment_page"] is None
+                before = dict(before, phase=after["phase"], resume_phase=None, payment_page=None)
             assert _without(before, "players", "boards", "pending_shipment", "history") == \
                 _without(after, "players", "boards", "pending_shipment", "history")
         else:

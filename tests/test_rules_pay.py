@@ -133,7 +133,8 @@ def test_R_SHIP_7_paying_resumes_the_phase_of_the_decision(phase):
 def test_R_SHIP_7_the_pay_phase_survives_save_and_load():
     game = staged_and_shipped("must_take")
     saved = json.loads(json.dumps(game.to_dict()))
-    assert saved["version"] == 2 and saved["phase"] == "pay" and saved["resume_phase"] == "must_take"
+    assert saved["version"] == 3 and saved["phase"] == "pay" and saved["resume_phase"] == "must_take"
+    assert saved["payment_page"] == 0
     loaded = Game.from_dict(saved)
     assert loaded.payment_options() == game.payment_options()
     assert np.array_equal(loaded.legal_action_mask(), game.legal_action_mask())
@@ -169,14 +170,14 @@ def test_version_1_saved_games_load_as_the_same_position():
     rng = np.random.default_rng(0)
     for _ in range(60):
         if game.phase != "pay":
-            v2 = game.to_dict()
-            v1 = {k: v for k, v in v2.items() if k != "resume_phase"}
+            v3 = game.to_dict()
+            v1 = {k: v for k, v in v3.items() if k not in ("resume_phase", "payment_page")}
             v1["version"] = 1
-            assert Game.from_dict(v1).to_dict() == v2
+            assert Game.from_dict(v1).to_dict() == v3
         legal = game.legal_actions()
         game.step(legal[rng.integers(len(legal))])
     v1 = dict(staged_and_shipped().to_dict(), version=1)
-    with pytest.raises(ValueError, match="unknown keys \\['resume_phase'\\]"):
+    with pytest.raises(ValueError, match="unknown keys \\['resume_phase', 'payment_page'\\]"):
         Game.from_dict(v1)
 
 

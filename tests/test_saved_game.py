@@ -1,4 +1,4 @@
-"""Saved games: the to_dict() schema (docs/design.md "Saved games", version 2; version 1 still loads) and
+"""Saved games: the to_dict() schema (docs/design.md "Saved games", version 3; versions 1 and 2 still load) and
 from_dict()'s validation.
 
 Every rejection test starts from a valid position, breaks exactly one thing,
@@ -21,7 +21,8 @@ from packetrow_env.state import SUPPLY_SIZE
 
 CARDS = load()
 TOP_KEYS = {"version", "num_players", "round", "harbour_master", "current_player", "phase", "current_board",
-            "chosen_boards", "boards", "removed", "players", "pending_shipment", "rng", "history", "resume_phase"}
+            "chosen_boards", "boards", "removed", "players", "pending_shipment", "rng", "history", "resume_phase",
+            "payment_page"}
 BOARD_KEYS = {"deck", "discard", "current", "future", "exhausted"}
 PLAYER_KEYS = {"cash", "hand", "ships", "has_piece", "starting_contract"}
 PHASES = {"choose_board", "take", "must_take", "over", "pay"}
@@ -145,20 +146,21 @@ def ids(values) -> bool:
 
 
 def check_schema(d: dict, game: Game) -> None:
-    """to_dict() follows the version 2 schema of docs/design.md "Saved games" exactly."""
+    """to_dict() follows the version 3 schema of docs/design.md "Saved games" exactly."""
     assert_json_plain(d)
     json.dumps(d)  # no default= needed
     assert set(d) == TOP_KEYS
     n = d["num_players"]
-    assert d["version"] == 2 and is_int(d["version"])
+    assert d["version"] == 3 and is_int(d["version"])
     assert is_int(n) and 2 <= n <= 5 and n == game.num_players
     assert is_int(d["round"]) and d["round"] >= 1
     assert is_int(d["harbour_master"]) and 0 <= d["harbour_master"] < n
     assert d["phase"] in PHASES and d["phase"] == game.phase
     if d["phase"] == "pay":
         assert d["resume_phase"] in ("choose_board", "take", "must_take") and d["pending_shipment"]
+        assert is_int(d["payment_page"]) and d["payment_page"] == game.payment_page >= 0
     else:
-        assert d["resume_phase"] is None
+        assert d["resume_phase"] is None and d["payment_page"] is None
     if d["phase"] == "over":
         assert d["current_player"] is None and d["current_board"] is None
     else:
@@ -211,8 +213,8 @@ def test_to_dict_follows_the_schema_and_round_trips_at_every_step(num_players):
 def test_to_dict_of_a_new_game():
     d = Game.new(2, seed=0).to_dict()
     assert (d["version"], d["num_players"], d["round"], d["harbour_master"], d["current_player"], d["phase"],
-            d["current_board"], d["chosen_boards"], d["pending_shipment"], d["history"]) == \
-        (2, 2, 1, 0, 0, "choose_board", None, [], [], [])
+            d["current_board"], d["chosen_boards"], d["pending_shipment"], d["history"], d["payment_page"]) == \
+        (3, 2, 1, 0, 0, "choose_board", None, [], [], [], None)
     # R-SETUP-3/5: 6 cards per deck and the 10 undealt starting contracts are removed
     assert len(d["removed"]) == 4 * 6 + 10
     assert all(board["discard"] == [] and board["exhausted"] is False for board in d["boards"])
@@ -562,12 +564,12 @@ def test_rejects_a_pending_shipment_in_a_finished_game():
 
 
 @pytest.mark.parametrize("version", [
-    3, 0, "1", "2", None, 1.5,
+    4, 0, "1", "2", "3", None, 1.5,
     pytest.param(True),
 ])
 def test_rejects_a_wrong_version(d, version):
     d["version"] = version
-    rejects(d, r"version must be one of 1, 2")
+    rejects(d, r"version must be one of 1, 2, 3")
 
 
 @pytest.mark.parametrize("where", ["top", "board", "player"])

@@ -33,15 +33,15 @@ def test_the_shipped_model_is_small_and_names_its_committed_config():
 
 
 def test_R_SHIP_7_the_shipped_agent_chooses_its_payments():
-    """Trained under rules v1: one output per action of the v1 layout, pay actions included, none borrowed."""
+    """Trained under rules v1: one output per action of the v1 layout (all but 'more'), pay actions included."""
     from packetrow_env import actions
     from tests.test_rules_pay import staged_and_shipped
 
     agent = PolicyAgent.load()
-    assert agent.policy.num_actions == actions.NUM_ACTIONS
+    assert agent.policy.num_actions == actions.NUM_ACTIONS_V1 == actions.MORE
     game = staged_and_shipped()
     view = SeatView(game)
-    mask = game.legal_action_mask()
+    mask = game.legal_action_mask()[:actions.NUM_ACTIONS_V1]
     logits = agent.policy.logits(view.compact_observation(agent.observation_mode))
     assert agent.act(view) == int(np.argmax(np.where(mask, logits, -np.inf))) >= actions.PAY
 

@@ -58,7 +58,7 @@ def test_batch_class_is_the_table_with_counts_and_payment_options():
         expected.append(f.name)
         if f.kind == LIST:
             expected.append(COUNTS[f.name][0])
-    assert list(Batch._fields) == expected + ["options", "n_options"]
+    assert list(Batch._fields) == expected + ["options", "n_options", "n_payments"]
 
 
 def test_allocate_gives_each_field_its_dtype_shape_and_empty_value():

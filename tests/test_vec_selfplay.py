@@ -114,6 +114,7 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
     import packetrow_agents.policy as policy_module
     import packetrow_agents.policy_batch as policy_batch
     from packetrow_agents.policy import NumpyPolicy, PolicyAgent
+    from packetrow_env import actions
     from packetrow_train.vec_selfplay import PoolOpponents
 
     mixed = path == "mixed"
@@ -127,8 +128,11 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
 
     def perturbed(deeper: bool) -> NumpyPolicy:
         weights = [w + rng.normal(0, 0.05, w.shape) for w in shipped.weights[:2 if deeper else 1]]
-        return NumpyPolicy(weights, shipped.biases[:len(weights)], rng.normal(0, 0.1, (weights[-1].shape[1], 60)),
-                           shipped.action_bias, embedding=shipped.embedding, index_slices=shipped.index_slices)
+        # the snapshots of a learner of today's layout (the shipped model has the 60 outputs of env v1)
+        return NumpyPolicy(weights, shipped.biases[:len(weights)],
+                           rng.normal(0, 0.1, (weights[-1].shape[1], actions.NUM_ACTIONS)),
+                           rng.normal(0, 0.1, actions.NUM_ACTIONS), embedding=shipped.embedding,
+                           index_slices=shipped.index_slices)
 
     pool = OpponentPool({"uniform": 1.0}, deterministic=True)
     for step in range(4):
@@ -240,9 +244,13 @@ def test_policies_that_read_another_observation_move_game_by_game(monkeypatch):
     monkeypatch.setattr(policy_batch.PolicyStack, "actions", lambda *a, **k: stacked.append(1) or original(*a, **k))
 
     shipped = PolicyAgent.load().policy
-    full = NumpyPolicy(shipped.weights, shipped.biases, shipped.action_weight, shipped.action_bias,
-                       observation_mode="table", embedding=shipped.embedding, index_slices=shipped.index_slices)
-    agents = [PolicyAgent(policy=shipped), PolicyAgent(policy=full)]
+    # the shipped network with an output for 'more' (its 60 outputs of env v1 would move game by game)
+    outputs = (np.pad(shipped.action_weight, ((0, 0), (0, 1))), np.append(shipped.action_bias, 0.0))
+    current = NumpyPolicy(shipped.weights, shipped.biases, *outputs, embedding=shipped.embedding,
+                          index_slices=shipped.index_slices)
+    full = NumpyPolicy(shipped.weights, shipped.biases, *outputs, observation_mode="table", embedding=shipped.embedding,
+                       index_slices=shipped.index_slices)
+    agents = [PolicyAgent(policy=current), PolicyAgent(policy=full)]
     vg, turns = _turns(seed=4)
     monkeypatch.setattr(agents[0], "act", None)  # the agent reading the batch's observations is not asked alone
     got = PolicyAgent.act_batch(agents, turns)

@@ -34,21 +34,24 @@ def arr(ids) -> np.ndarray:
 
 
 def check_feasible_and_options(cat, tab, hand, con):
-    """feasible == shipping.can_fulfil and payment_options == payment.payment_options[:K] (R-SHIP-7)."""
+    """feasible == shipping.can_fulfil and payment_options, page by page, == payment.payment_options (R-SHIP-7)."""
     res, con_ = arr(hand), arr(con)
     expected = shipping.can_fulfil(cat, hand, con)
     assert shipment.feasible(tab, res, con_) == expected, (hand, con)
+    options = payment.payment_options(cat, hand, con)
     out = np.full((MAX_PAYMENT_OPTIONS, WORDS), -1, np.int64)
-    n = shipment.payment_options(tab, res, con_, out)
-    got = [ids_of(out[i]) for i in range(n)]
-    assert got == payment.payment_options(cat, hand, con)[:MAX_PAYMENT_OPTIONS], (hand, con)
-    assert not out[n:].any()
+    for first in range(0, max(len(options), 1), MAX_PAYMENT_OPTIONS):  # every page
+        assert shipment.payment_options(tab, res, con_, out, first) == len(options), (hand, con)
+        shown = min(MAX_PAYMENT_OPTIONS, len(options) - first)
+        got = [ids_of(out[i]) for i in range(shown)]
+        assert got == options[first:first + MAX_PAYMENT_OPTIONS], (hand, con, first)
+        assert not out[shown:].any()
     bits = np.full(WORDS, -1, np.int64)
     value = shipment.cheapest_payment(tab, res, con_, bits)
     paid = shipping.payment(cat, hand, con)
     assert (ids_of(bits), value) == ((), -1) if paid is None else \
         (ids_of(bits), value) == (paid, sum(int(cat.value[c]) for c in paid)), (hand, con)
-    assert paid is None or not got or got[0] == paid  # the cheapest payment is the first option
+    assert paid is None or not options or options[0] == paid  # the cheapest payment is the first option
     return expected
 
 
@@ -139,7 +142,7 @@ def test_empty_shipment_has_one_empty_option():
     out = np.full((MAX_PAYMENT_OPTIONS, WORDS), 7, np.int64)
     res = arr(SHIPMENT_CARDS[:5])
     assert shipment.feasible(TAB, res, arr([]))
-    assert shipment.payment_options(TAB, res, arr([]), out) == 1
+    assert shipment.payment_options(TAB, res, arr([]), out, 0) == 1
     assert not out.any()
 
 

@@ -70,7 +70,8 @@ def board_json(view, b: int) -> dict:
 
 
 def action_json(view, action: int) -> dict:
-    """A legal action of the seat to act: id, name, words, and what it points at (board slot, contract, payment)."""
+    """A legal action of the seat to act: id, name, words, and what it points at (board slot, contract, payment
+    and its number among all the options)."""
     s = view.state
     out = {"id": int(action), "name": actions.name(action), "text": view.describe_action(action)}
     if action < actions.TAKE:
@@ -86,9 +87,13 @@ def action_json(view, action: int) -> dict:
         out.update(group="contract", card=card_json(view, card))
     elif action == actions.SHIP:
         out.update(group="ship")
+    elif action == actions.MORE:
+        out.update(group="more")
     else:
-        option = view.payment_options()[action - actions.PAY]
-        out.update(group="pay", payment=[card_json(view, int(c)) for c in option])
+        k = action - actions.PAY
+        option = view.payment_page_options()[k]
+        out.update(group="pay", option=view.state.payment_page * actions.MAX_PAYMENT_OPTIONS + k,
+                   payment=[card_json(view, int(c)) for c in option])
     return out
 
 

@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from .. import actions, shipping
+from .. import actions, payment, shipping
 from ..cards import ASSISTANT, resolve
 from ..compact_observation import encoder_for
 from ..engine import Game, IllegalActionError
@@ -147,7 +147,18 @@ class VectorGame:
         return self._mask.copy()
 
     def payment_options(self, i: int) -> list[tuple[int, ...]]:
-        """Game i's payment options in phase pay (as ``Game.payment_options``), else []."""
+        """Every payment option of game i in phase pay (as ``Game.payment_options``, from ``payment``), else []."""
+        i = _check_index(i, self.num_games)
+        b = self.batch
+        if b.phase[i] != PAY:
+            return []
+        p = int(b.current_player[i])
+        location = b.location[i]
+        resources = np.flatnonzero((location == HAND + p) | (location == SHIPS + p)).tolist()
+        return payment.payment_options(self.cards, resources, b.pending[i, :b.n_pending[i]].tolist())
+
+    def payment_page_options(self, i: int) -> list[tuple[int, ...]]:
+        """Game i's payment options of the page shown in phase pay (as ``Game.payment_page_options``), else []."""
         i = _check_index(i, self.num_games)
         b = self.batch
         if b.phase[i] != PAY:

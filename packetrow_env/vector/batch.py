@@ -1,8 +1,8 @@
 """The state of B games as batched numpy arrays (one namedtuple, which compiled kernels take whole).
 
 Row i of every array is game i; the fields are ``state.FIELDS`` (their Batch dtypes and empty values are there),
-lists as padded arrays with a count (``COUNTS``). Payment options of a game in phase pay are kept as card bitsets
-(card c is bit c % 64 of word c // 64). ``Batch`` is written out (see ``state``'s docstring for why);
+lists as padded arrays with a count (``COUNTS``). In phase pay a game keeps the payment options of the page shown
+as card bitsets (card c is bit c % 64 of word c // 64) and how many options its shipment has in all. ``Batch`` is written out (see ``state``'s docstring for why);
 tests/test_state_fields.py holds it to ``state.FIELDS``.
 """
 
@@ -42,6 +42,7 @@ class Batch(NamedTuple):
     current_player: np.ndarray  # int8[B] (the engine's value; VectorGame reports -1 where over)
     phase: np.ndarray  # int8[B]: state.PHASES index
     resume_phase: np.ndarray  # int8[B]: -1 unless in phase pay
+    payment_page: np.ndarray  # int32[B]: in phase pay, the page of payment options shown
     current_board: np.ndarray  # int8[B], -1 none
     chosen_order: np.ndarray  # int8[B, NUM_BOARDS]
     n_chosen: np.ndarray  # int8[B]
@@ -49,8 +50,9 @@ class Batch(NamedTuple):
     n_pending: np.ndarray  # int8[B]
     history: np.ndarray  # int8[B, H]: actions taken, in order
     n_history: np.ndarray  # int32[B]
-    options: np.ndarray  # int64[B, MAX_PAYMENT_OPTIONS, WORDS]: payment option bitsets (phase pay)
-    n_options: np.ndarray  # int8[B]
+    options: np.ndarray  # int64[B, MAX_PAYMENT_OPTIONS, WORDS]: the page's payment option bitsets (phase pay)
+    n_options: np.ndarray  # int8[B]: options on the page
+    n_payments: np.ndarray  # int32[B]: options of the shipment in all (more pages follow while beyond the page)
 
 
 def allocate(num_games: int, history: int = HISTORY) -> Batch:
@@ -63,11 +65,11 @@ def allocate(num_games: int, history: int = HISTORY) -> Batch:
             count, dtype = COUNTS[f.name]
             arrays[count] = np.zeros(num_games, dtype)
     return Batch(**arrays, options=np.zeros((num_games, MAX_PAYMENT_OPTIONS, WORDS), np.int64),
-                 n_options=np.zeros(num_games, np.int8))
+                 n_options=np.zeros(num_games, np.int8), n_payments=np.zeros(num_games, np.int32))
 
 
 def from_games(games) -> Batch:
-    """A batch holding these single-engine games (row i = games[i]), payment options included."""
+    """A batch holding these single-engine games (row i = games[i]), the page of payment options included."""
     games = list(games)
     longest = max((len(g.state.history) for g in games), default=0)
     out = allocate(len(games), max(HISTORY, longest))
@@ -80,11 +82,12 @@ def from_games(games) -> Batch:
                 getattr(out, COUNTS[f.name][0])[i] = len(value)
             else:
                 getattr(out, f.name)[i] = value
-        options = game.payment_options()  # [] unless in phase pay
+        options = game.payment_page_options()  # [] unless in phase pay
         for k, option in enumerate(options):
             for c in option:
                 out.options[i, k, c // 64] |= np.int64(1) << np.int64(c % 64)
         out.n_options[i] = len(options)
+        out.n_payments[i] = len(game.payment_options())
     return out
 
 

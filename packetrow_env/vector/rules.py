@@ -22,7 +22,8 @@ from .shipment import GAVE_UP, SHIPPING_KINDS, addable, best_fulfilment, cheapes
 from .tables import COST, DISCARD as DISCARD_PILE, KIND, MONEY as MONEY_VALUE, NUMBER, REWARD, VP
 
 NUM_ACTIONS = actions.NUM_ACTIONS
-ADD_CONTRACT, SHIP_ACTION, PAY_ACTION = actions.ADD_CONTRACT, actions.SHIP, actions.PAY
+ADD_CONTRACT, SHIP_ACTION, PAY_ACTION, MORE = actions.ADD_CONTRACT, actions.SHIP, actions.PAY, actions.MORE
+PAGE = actions.MAX_PAYMENT_OPTIONS
 TAKE_ACTION, TAKE_FUTURE, PASS = actions.TAKE, actions.TAKE_FUTURE, actions.PASS
 END_THRESHOLD = np.array([0, 0] + [_END[n] for n in range(2, 6)], dtype=np.int64)  # by player count (R-END-1)
 SUPPLY_SIZE = np.array([0, 0] + [_SUPPLY_SIZE[n] for n in range(2, 6)], dtype=np.int64)  # R-SETUP-4
@@ -169,9 +170,10 @@ def compute_mask(b, tab, i, hc, mask, res, con):
     phase = b.phase[i]
     if phase == OVER:
         return
-    if phase == PAY:  # R-SHIP-7
+    if phase == PAY:  # R-SHIP-7: an option of the page shown, or the next page
         for k in range(b.n_options[i]):
             mask[PAY_ACTION + k] = True
+        mask[MORE] = (b.payment_page[i] + 1) * PAGE < b.n_payments[i]
         return
     p = b.current_player[i]
     if b.n_pending[i] > 0:  # R-SHIP-6: only add a contract the shipment can take too, or ship
@@ -275,12 +277,15 @@ def _settle(b, tab, i, p, paid, hc):
         b.pending[i, j] = -1
     b.n_pending[i] = 0
     b.n_options[i] = 0
+    b.n_payments[i] = 0
+    b.payment_page[i] = 0
     hc.dirty[i, p] = 1
 
 
 @numba.njit(**_NO_REFCOUNT)
-def _ship(b, tab, i, p, hc, res, con):
-    """Fulfil the staged shipment: at once with its only payment option, else enter phase pay (R-SHIP-7)."""
+def _show_page(b, tab, i, p, res, con):
+    """Game i's payment options of its page into b.options and b.n_options, their number in all into
+    b.n_payments (R-SHIP-7)."""
     n = _resources(b, i, p, res)
     npend = b.n_pending[i]
     for j in range(npend):  # the staged contracts, sorted by insertion (a few at most)
@@ -290,9 +295,17 @@ def _ship(b, tab, i, p, hc, res, con):
             con[k] = con[k - 1]
             k -= 1
         con[k] = c
-    count = payment_options(tab, res[:n], con[:npend], b.options[i])
-    b.n_options[i] = count
-    if count == 1:
+    first = b.payment_page[i] * PAGE
+    count = payment_options(tab, res[:n], con[:npend], b.options[i], first)
+    b.n_payments[i] = count
+    b.n_options[i] = min(count - first, PAGE)
+
+
+@numba.njit(**_NO_REFCOUNT)
+def _ship(b, tab, i, p, hc, res, con):
+    """Fulfil the staged shipment: at once with its only payment option, else enter phase pay (R-SHIP-7)."""
+    _show_page(b, tab, i, p, res, con)
+    if b.n_payments[i] == 1:
         _settle(b, tab, i, p, b.options[i, 0], hc)
     else:
         b.resume_phase[i] = b.phase[i]
@@ -408,7 +421,10 @@ def apply(b, tab, contract_ids, i, a, hc, res, con, bits, paid):
     b.history[i, h] = a
     b.n_history[i] = h + 1
     p = b.current_player[i]
-    if a >= PAY_ACTION:
+    if a == MORE:
+        b.payment_page[i] += 1
+        _show_page(b, tab, i, p, res, con)
+    elif a >= PAY_ACTION:
         _settle(b, tab, i, p, b.options[i, a - PAY_ACTION], hc)
         b.phase[i] = b.resume_phase[i]
         b.resume_phase[i] = -1
@@ -563,6 +579,8 @@ def deal(b, hc, i, n, decks, sizes, starts):
     b.n_pending[i] = 0
     b.options[i, :, :] = 0
     b.n_options[i] = 0
+    b.n_payments[i] = 0
+    b.payment_page[i] = 0
     b.n_history[i] = 0
     hc.dirty[i, :] = 1
     hc.money[i, :] = 0  # a hand holds only its starting contract

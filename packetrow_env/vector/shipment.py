@@ -2,7 +2,7 @@
 
 Every function here answers exactly as its Python reference (tests/test_vector_shipment.py checks them
 against it): ``feasible`` is ``shipping.can_fulfil`` (R-SHIP-1..5), ``payment_options`` is
-``payment.payment_options`` cut to the first MAX_PAYMENT_OPTIONS (R-SHIP-7), ``cheapest_payment`` is
+``payment.payment_options`` a page of MAX_PAYMENT_OPTIONS at a time (R-SHIP-7), ``cheapest_payment`` is
 ``shipping.payment``, ``best_fulfilment`` is ``shipping.best_fulfilment`` (R-SCORE-1) and
 ``cheapest_cover`` is ``engine._cheapest_cover`` (R-TAKE-4).
 
@@ -24,7 +24,6 @@ import numpy as np
 from numba import njit
 
 from .. import cards as _cards
-from ..actions import MAX_PAYMENT_OPTIONS
 from . import tables as _tables
 from .batch import WORDS
 
@@ -37,7 +36,6 @@ SHIPPING_KINDS = np.zeros(len(_cards.KINDS), np.bool_)
 SHIPPING_KINDS[[_cards.CONTRACT, SHIP, CAPTAIN, GOLD, GOODS_KIND, TRADER]] = True
 SHIPPING_KINDS.flags.writeable = False
 NUM_GOODS = len(_cards.GOODS)
-K = MAX_PAYMENT_OPTIONS
 # best_fulfilment gives up (returns GAVE_UP) after this many feasibility tests of contract subsets, or this
 # many steps of the trader search (states times cards) over them: a hand holding most of the catalogue has
 # millions of feasible subsets, each with a big demand, which shipping.best_fulfilment answers by its search
@@ -580,12 +578,13 @@ def _before(value_a, bits_a, value_b, bits_b):
 
 
 @njit(**_JIT)
-def payment_options(tab, res, con, out):
-    """Write the first K = MAX_PAYMENT_OPTIONS payment options of the shipment `con` into out (int64[K, WORDS]
-    bitsets) in R-SHIP-7 order, as payment.payment_options; returns how many (0: it cannot be fulfilled)."""
+def payment_options(tab, res, con, out, first):
+    """Write payment options first .. first + len(out) - 1 of the shipment `con` (a page of them, R-SHIP-7 order,
+    as payment.payment_options) into out (int64[len(out), WORDS] bitsets, zero beyond the last); returns how many
+    options the shipment has in all (0: it cannot be fulfilled)."""
     out[:] = 0
     if con.shape[0] == 0:
-        return 1  # the empty shipment: one empty option
+        return 1  # the empty shipment: one empty option (all zero bits)
     if not feasible(tab, res, con):
         return 0
     n = res.shape[0]
@@ -597,8 +596,11 @@ def payment_options(tab, res, con, out):
     ship_bits, ship_vals, n_ship = _ship_parts(tab, members, counts, ncls, dests)
     ncls = _classes(tab, res, False, members, counts)
     goods_bits, goods_vals, n_goods = _goods_parts(tab, members, counts, ncls, demand, n)
-    # Every minimal payment is a minimal ship part with a minimal goods part: keep the first K of the pairs.
-    top_vals = np.empty(out.shape[0], np.int64)
+    # Every minimal payment is a minimal ship part with a minimal goods part: keep the first ones up to the page's
+    # end (in out itself for the first page), sorted by insertion.
+    kept_bits = out if first == 0 else np.zeros((first + out.shape[0], WORDS), np.int64)
+    cap = kept_bits.shape[0]
+    top_vals = np.empty(cap, np.int64)
     kept = 0
     pair = np.empty(WORDS, np.int64)
     for a in range(n_ship):
@@ -606,19 +608,22 @@ def payment_options(tab, res, con, out):
             value = ship_vals[a] + goods_vals[b]
             for w in range(WORDS):
                 pair[w] = ship_bits[a, w] | goods_bits[b, w]
-            if kept == out.shape[0] and not _before(value, pair, top_vals[kept - 1], out[kept - 1]):
+            if kept == cap and not _before(value, pair, top_vals[kept - 1], kept_bits[kept - 1]):
                 continue
-            at = min(kept, out.shape[0] - 1)  # insertion sort into the kept options
-            while at > 0 and _before(value, pair, top_vals[at - 1], out[at - 1]):
-                if at < out.shape[0]:
+            at = min(kept, cap - 1)
+            while at > 0 and _before(value, pair, top_vals[at - 1], kept_bits[at - 1]):
+                if at < cap:
                     top_vals[at] = top_vals[at - 1]
-                    out[at] = out[at - 1]
+                    kept_bits[at] = kept_bits[at - 1]
                 at -= 1
             top_vals[at] = value
-            out[at] = pair
-            if kept < out.shape[0]:
+            kept_bits[at] = pair
+            if kept < cap:
                 kept += 1
-    return kept
+    if first > 0:
+        for k in range(first, kept):
+            out[k - first] = kept_bits[k]
+    return n_ship * n_goods
 
 
 # ---------------------------------------------------------------- the cheapest payment (R-SHIP-7)

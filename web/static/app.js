@@ -186,7 +186,7 @@ function statusLine(view, thinking) {
 }
 
 // ------------------------------------------------------------------------------------------------ play
-const ACTION_ORDER = { pay: 0, contract: 1, ship: 2, take: 3, future: 4, choose: 5, pass: 6 };
+const ACTION_ORDER = { pay: 0, more: 1, contract: 2, ship: 3, take: 4, future: 5, choose: 6, pass: 7 };
 
 const play = {
   view: null,
@@ -284,7 +284,7 @@ const play = {
       if (action.group === "pay") {
         return el("button", { type: "button", class: "pay-option", "data-action": action.id,
           onclick: () => this.act(action.id) },
-          el("div", { text: `Pay option ${action.id - view.actions.filter((a) => a.group === "pay")[0].id + 1}: give up` }),
+          el("div", { text: `Pay option ${action.option + 1}: give up` }),
           el("div", { class: "cards" }, action.payment.map((card) => cardNode(card))));
       }
       const label = action.group === "pass" ? action.text.replace(/^pass/, "Pass")
