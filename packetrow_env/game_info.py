@@ -9,7 +9,7 @@ metadata and spaces, the ``packetrow info`` command and the docs' tests read it 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from math import ceil
 
@@ -121,6 +121,19 @@ def _game_info(num_players: int, cat: Catalogue) -> GameInfo:
         observation_high={encoding: enc.high for encoding, enc in encoders.items()})
 
 
+def describe(num_players: int = 4, cards: Catalogue | str | None = None) -> dict:
+    """``GAME_TYPE`` and ``game_info(num_players, cards)`` as one dict of plain JSON types (``packetrow info``)."""
+    info = game_info(num_players, cards)
+    sizes = {}
+    for (mode, encoding), size in info.observation_sizes.items():
+        sizes.setdefault(mode, {})[encoding] = size
+    longest = info.longest_game
+    return {**asdict(GAME_TYPE), "env_id": GAME_TYPE.env_id, "num_players": info.num_players,
+            "num_distinct_actions": info.num_distinct_actions, "max_game_length": info.max_game_length,
+            "longest_game": {**asdict(longest), "pages": longest.pages}, "observation_sizes": sizes,
+            "observation_high": dict(info.observation_high)}
+
+
 def longest_game(num_players: int, cat: Catalogue) -> LongestGame:
     """The pieces of the longest-game bound of ``num_players`` seats with catalogue ``cat``."""
     in_decks = sum(int((cat.kind[ids] == card_kinds.CONTRACT).sum()) for ids in cat.board_cards)
@@ -169,4 +182,4 @@ def largest_antichain(chain_lengths: list[int]) -> int:
 
 
 __all__ = ["ENV_VERSION", "GAME_TYPE", "GENERAL_SUM", "GameInfo", "GameType", "LongestGame", "UTILITY", "ZERO_SUM",
-           "game_info", "largest_antichain", "longest_game", "most_payment_options"]
+           "describe", "game_info", "largest_antichain", "longest_game", "most_payment_options"]
