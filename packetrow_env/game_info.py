@@ -9,16 +9,18 @@ metadata and spaces, the ``packetrow info`` command and the docs' tests read it 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
 from math import ceil
+from types import MappingProxyType
 
-from . import actions, cards as card_kinds, payment
+from . import actions, cards as card_kinds, payment, state
 from .cards import NUM_BOARDS, Catalogue, resolve
 from .compact_observation import ENCODINGS, encoder_for
 from .knowledge import MODES
 from .scoring import REWARD_MODES
-from .state import MAX_PLAYERS, MAX_ROUNDS, MIN_PLAYERS
+from .state import MAX_PLAYERS, MIN_PLAYERS
 
 ENV_VERSION = 2  # the env id's version: env.py's module docstring keeps the history
 
@@ -26,7 +28,7 @@ ENV_VERSION = 2  # the env id's version: env.py's module docstring keeps the his
 # minus the mean of the others' VP, which also sums to 0; win: 1 for each winner (R-SCORE-4 lets ties share the
 # win) and 0 otherwise, so the sum is the number of winners, usually 1 but not always: general-sum.
 ZERO_SUM, GENERAL_SUM = "zero_sum", "general_sum"
-UTILITY = {"rank": ZERO_SUM, "vp": ZERO_SUM, "win": GENERAL_SUM}
+UTILITY = MappingProxyType({"rank": ZERO_SUM, "vp": ZERO_SUM, "win": GENERAL_SUM})
 assert set(UTILITY) == set(REWARD_MODES), "every reward mode needs its utility kind"
 
 
@@ -43,7 +45,7 @@ class GameType:
     chance_mode: str  # sampled: the deal is drawn from the seed inside reset, no chance node is ever shown
     information: str  # imperfect: hands, decks and removed cards are hidden (R-INFO)
     reward_model: str  # terminal: rewards only when the game ends
-    utility: dict[str, str]  # reward mode -> zero_sum or general_sum
+    utility: Mapping[str, str]  # reward mode -> zero_sum or general_sum
 
     @property
     def env_id(self) -> str:
@@ -53,7 +55,7 @@ class GameType:
 
 GAME_TYPE = GameType(short_name="packetrow", long_name="Packet Row", env_version=ENV_VERSION,
                      min_num_players=MIN_PLAYERS, max_num_players=MAX_PLAYERS, dynamics="sequential",
-                     chance_mode="sampled", information="imperfect", reward_model="terminal", utility=dict(UTILITY))
+                     chance_mode="sampled", information="imperfect", reward_model="terminal", utility=UTILITY)
 
 
 @dataclass(frozen=True)
@@ -93,8 +95,8 @@ class GameInfo:
     num_players: int
     num_distinct_actions: int
     longest_game: LongestGame
-    observation_sizes: dict[tuple[str, str], int]  # (mode, encoding) -> floats in the observation vector
-    observation_high: dict[str, float]  # encoding -> a bound of every float of the observation
+    observation_sizes: Mapping[tuple[str, str], int]  # (mode, encoding) -> floats in the observation vector
+    observation_high: Mapping[str, float]  # encoding -> a bound of every float of the observation
 
     @property
     def max_game_length(self) -> int:
@@ -117,8 +119,9 @@ def _game_info(num_players: int, cat: Catalogue) -> GameInfo:
         num_players=num_players,
         num_distinct_actions=actions.NUM_ACTIONS,
         longest_game=longest_game(num_players, cat),
-        observation_sizes={(mode, encoding): enc.size_of(mode) for mode in MODES for encoding, enc in encoders.items()},
-        observation_high={encoding: enc.high for encoding, enc in encoders.items()})
+        observation_sizes=MappingProxyType({(mode, encoding): enc.size_of(mode) for mode in MODES
+                                            for encoding, enc in encoders.items()}),
+        observation_high=MappingProxyType({encoding: enc.high for encoding, enc in encoders.items()}))
 
 
 def describe(num_players: int = 4, cards: Catalogue | str | None = None) -> dict:
@@ -128,7 +131,8 @@ def describe(num_players: int = 4, cards: Catalogue | str | None = None) -> dict
     for (mode, encoding), size in info.observation_sizes.items():
         sizes.setdefault(mode, {})[encoding] = size
     longest = info.longest_game
-    return {**asdict(GAME_TYPE), "env_id": GAME_TYPE.env_id, "num_players": info.num_players,
+    kind = {f.name: getattr(GAME_TYPE, f.name) for f in fields(GameType)}
+    return {**kind, "utility": dict(GAME_TYPE.utility), "env_id": GAME_TYPE.env_id, "num_players": info.num_players,
             "num_distinct_actions": info.num_distinct_actions, "max_game_length": info.max_game_length,
             "longest_game": {**asdict(longest), "pages": longest.pages}, "observation_sizes": sizes,
             "observation_high": dict(info.observation_high)}
@@ -137,7 +141,8 @@ def describe(num_players: int = 4, cards: Catalogue | str | None = None) -> dict
 def longest_game(num_players: int, cat: Catalogue) -> LongestGame:
     """The pieces of the longest-game bound of ``num_players`` seats with catalogue ``cat``."""
     in_decks = sum(int((cat.kind[ids] == card_kinds.CONTRACT).sum()) for ids in cat.board_cards)
-    return LongestGame(rounds=MAX_ROUNDS, decisions_per_round=NUM_BOARDS * (1 + num_players),
+    # module attributes read at each call: the bound follows the constants it is made of (tested)
+    return LongestGame(rounds=state.MAX_ROUNDS, decisions_per_round=NUM_BOARDS * (1 + num_players),
                        contracts=in_decks + num_players, payment_options=most_payment_options(cat),
                        page_size=actions.MAX_PAYMENT_OPTIONS)
 
