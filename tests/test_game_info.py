@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -29,7 +30,8 @@ from packetrow_env.vector import VectorGame
 from packetrow_train.cli import main
 
 PLAYER_COUNTS = range(state.MIN_PLAYERS, state.MAX_PLAYERS + 1)
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 
 
 # --------------------------------------------------------------------------- read from the code
@@ -282,3 +284,18 @@ def test_the_readme_at_a_glance_rows_name_game_infos_values():
     assert f"{sizes['tracked', 'compact']} / {sizes['online', 'compact']} compact" in shape
     assert f"n = {GAME_TYPE.min_num_players}-{GAME_TYPE.max_num_players}" in _readme_row("Agents")
     assert f"in [0, {info.observation_high['onehot']:g}]" in _readme_row("Observation values")
+
+
+def _about(value: int, digits: int) -> str:
+    """A number as the docs round it, e.g. 'about 9.5 × 10^10'."""
+    exponent = math.floor(math.log10(value))
+    return f"about {round(value / 10 ** exponent, digits - 1):g} × 10^{exponent}"
+
+
+def test_the_environment_pages_bound_is_game_infos():
+    text = " ".join((ROOT / "docs" / "environment.md").read_text().split())
+    most = game_info(state.MAX_PLAYERS)
+    lg = most.longest_game
+    assert f"({_about(most.max_game_length, 1)} decisions)" in text
+    assert f"{_about(lg.payment_options, 2)}." in text
+    assert lg.rounds * lg.decisions_per_round + 3 * lg.contracts < 12_000 and "under 12,000" in text
