@@ -25,7 +25,7 @@ from .state import MAX_PLAYERS, MIN_PLAYERS
 ENV_VERSION = 2  # the env id's version: env.py's module docstring keeps the history
 
 # OpenSpiel's terms. rank: +1 first .. -1 last with ties sharing their places, so the rewards sum to 0; vp: own VP
-# minus the mean of the others' VP, which also sums to 0; win: 1 for each winner (R-SCORE-4 lets ties share the
+# minus the mean of the others' VP, which also sums to 0; win: 1 for each winner (the rules let ties share the
 # win) and 0 otherwise, so the sum is the number of winners, usually 1 but not always: general-sum.
 ZERO_SUM, GENERAL_SUM = "zero_sum", "general_sum"
 UTILITY = MappingProxyType({"rank": ZERO_SUM, "vp": ZERO_SUM, "win": GENERAL_SUM})
@@ -43,7 +43,7 @@ class GameType:
     max_num_players: int
     dynamics: str  # sequential: one seat acts at a time (AEC)
     chance_mode: str  # sampled: the deal is drawn from the seed inside reset, no chance node is ever shown
-    information: str  # imperfect: hands, decks and removed cards are hidden (R-INFO)
+    information: str  # imperfect: hands, decks and removed cards are hidden
     reward_model: str  # terminal: rewards only when the game ends
     utility: Mapping[str, str]  # reward mode -> zero_sum or general_sum
 
@@ -62,7 +62,7 @@ GAME_TYPE = GameType(short_name="packetrow", long_name="Packet Row", env_version
 class LongestGame:
     """A provable bound on the decisions of one game, piece by piece (see ``decisions``)."""
 
-    rounds: int  # state.MAX_ROUNDS (R-END-2)
+    rounds: int  # state.MAX_ROUNDS: every game ends
     decisions_per_round: int  # choices and answers (take or pass) in one round
     contracts: int  # contracts that can enter play: those in the decks and one starting contract per seat
     payment_options: int  # the most payment options one shipment can have
@@ -77,13 +77,13 @@ class LongestGame:
     def decisions(self) -> int:
         """The bound: every round's choices and answers, and per contract one add, one ship, one pay decision's pages.
 
-        A round chooses each board at most once (R-ROUND-1, R-ROUND-4) and asks each seat at most once per
-        chosen board (R-ROUND-2; the harbour master's choice of R-ROUND-5 is one of the board choices), so it
-        holds at most NUM_BOARDS * (1 + n) of them. Shipping decisions do not end a turn (R-SHIP-6), so they
-        are counted per contract: a contract is added once (it is discarded when its shipment is paid, and a
-        staged shipment allows only add and ship, then pay), a shipment needs one contract, so ships and pay
-        decisions are each at most the contracts, and a pay decision is one ``pay:k`` after at most
-        pages - 1 ``more``.
+        From docs/rules.md sections 3 and 7 (their ids are left out here: the rule map lists the code that
+        implements a rule). A round chooses each board at most once and asks each seat at most once per chosen
+        board (the harbour master's choice of a board to take from is one of the board choices), so it holds at
+        most NUM_BOARDS * (1 + n) of them. Shipping decisions do not end a turn, so they are counted per
+        contract: a contract is added once (it is discarded when its shipment is paid, and a staged shipment
+        allows only add and ship, then pay); a shipment needs a contract, so ships and pay decisions are each at
+        most the contracts; and a pay decision is one ``pay:k`` after at most pages - 1 ``more``.
         """
         return self.rounds * self.decisions_per_round + self.contracts * (2 + self.pages)
 
