@@ -175,8 +175,7 @@ def _class_sizes(cat: Catalogue, kinds) -> list[int]:
 
 
 def largest_antichain(chain_lengths: list[int]) -> int:
-    """The largest antichain of the multisets holding at most ``chain_lengths[i]`` copies of item i: the largest
-    number of them of one size."""
+    """The largest antichain of multisets with at most ``chain_lengths[i]`` copies of item i: the most of one size."""
     level = [1]  # level[r]: multisets of size r so far
     for k in chain_lengths:
         wider = [0] * (len(level) + k)
