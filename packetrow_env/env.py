@@ -14,6 +14,16 @@ Version history (the env id ``packetrow_vN`` names the version):
   Saved games: schema 2 (phase ``pay`` and ``resume_phase``); schema-1 files load as the same position.
   ``observation_encoding="compact"`` (same version: an option, the default ``onehot`` unchanged) gives the
   same information in about 700 floats (``compact_observation``: supply slots as card-type indices).
+- v2 (``packetrow_v2``): every payment choosable, and an observation that holds exactly what the seat knows.
+  Action layout 60 -> 61: action 60, ``more``, pages through the payment options (12 a page, forward only: legal
+  while options follow the page shown) and ``pay:k`` pays with option k of the page shown; ``game.payment_options()``
+  lists them all, no longer the first 12 only (R-SHIP-7). Observation: the piece ``payment_page`` follows
+  ``payment_options``, and per-board pieces are appended for the card types that lie on several boards, so
+  positions that differ in what the seat knows give different vectors; the v1 vector is a prefix
+  (``Encoder.v1_observation`` rebuilds it), and policies exported for v1 keep playing v2 games through that
+  adapter (``PolicyAgent`` feeds them the v1 vector; they never choose ``more``). In ``table`` mode the other
+  seats no longer see a paying player's options (they are part of his hidden hand). Saved games of v1 and v2
+  load. ``game_info`` describes the game in one place (``packetrow info`` prints it).
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from . import actions, render as text
 from .cards import resolve
 from .engine import Game, IllegalActionError
 from .compact_observation import encoder_for
+from .game_info import GAME_TYPE, game_info
 from .observation import MODES, encoder
 from .scoring import REWARD_MODES, final_rewards
 from .seat_view import SeatView
@@ -47,7 +58,7 @@ def check_option(name, value, allowed):
 class raw_env(AECEnv):
     """Packet Row as a PettingZoo AEC environment, without the order-enforcing wrapper."""
 
-    metadata = {"render_modes": list(RENDER_MODES), "name": "packetrow_v1", "is_parallelizable": False,
+    metadata = {"render_modes": list(RENDER_MODES), "name": GAME_TYPE.env_id, "is_parallelizable": False,
                 "render_fps": 1}
 
     def __init__(self, num_players: int = 4, observation_mode: str = "tracked", reward_mode: str = "rank",
@@ -71,12 +82,14 @@ class raw_env(AECEnv):
         self._encoder = encoder_for(observation_encoding, self.cards)  # checks the encoding
         self.possible_agents = [f"player_{p}" for p in range(num_players)]
         self._seat = {agent: p for p, agent in enumerate(self.possible_agents)}
-        size = self._encoder.size_of(observation_mode)
+        info = game_info(num_players, self.cards)
+        size = info.observation_sizes[observation_mode, observation_encoding]
+        num_actions = info.num_distinct_actions
         self.observation_spaces = {agent: spaces.Dict({
-            "observation": spaces.Box(0.0, self._encoder.high, (size,), np.float32),
-            "action_mask": spaces.Box(0, 1, (actions.NUM_ACTIONS,), np.int8)}) for agent in self.possible_agents}
-        self.action_spaces = {agent: spaces.Discrete(actions.NUM_ACTIONS) for agent in self.possible_agents}
-        self._no_mask = np.zeros(actions.NUM_ACTIONS, dtype=np.int8)
+            "observation": spaces.Box(0.0, info.observation_high[observation_encoding], (size,), np.float32),
+            "action_mask": spaces.Box(0, 1, (num_actions,), np.int8)}) for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(num_actions) for agent in self.possible_agents}
+        self._no_mask = np.zeros(num_actions, dtype=np.int8)
         self._no_mask.flags.writeable = False
         self._seeds = np.random.default_rng()
         self.game = None
@@ -86,7 +99,7 @@ class raw_env(AECEnv):
         return self.observation_spaces[agent]
 
     def action_space(self, agent):
-        """The (fixed) action space of an agent: Discrete(actions.NUM_ACTIONS), 48 + K."""
+        """The (fixed) action space of an agent: Discrete(game_info's num_distinct_actions)."""
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None):

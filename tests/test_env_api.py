@@ -12,7 +12,9 @@ from pettingzoo.test import api_test, seed_test
 import packetrow_env
 from packetrow_env.env import final_rewards
 from packetrow_env import IllegalActionError, actions, raw_env
+from packetrow_env.compact_observation import ENCODINGS
 from packetrow_env.engine import Game
+from packetrow_env.game_info import GAME_TYPE, game_info
 from packetrow_env.knowledge import MODES
 from packetrow_env.observation import encoder
 
@@ -104,6 +106,25 @@ def test_defaults():
 
 
 # --------------------------------------------------------------------------- spaces and observations
+@pytest.mark.parametrize("n", PLAYER_COUNTS)
+def test_the_metadata_and_spaces_are_game_infos(n):
+    info = game_info(n)
+    for mode in MODES:
+        for encoding in ENCODINGS:
+            env = raw_env(num_players=n, observation_mode=mode, observation_encoding=encoding)
+            assert env.metadata["name"] == GAME_TYPE.env_id == "packetrow_v2"
+            for agent in env.possible_agents:
+                space = env.observation_space(agent)
+                assert space["observation"].shape == (info.observation_sizes[mode, encoding],)
+                assert float(space["observation"].high.max()) == info.observation_high[encoding]
+                assert space["action_mask"].shape == (info.num_distinct_actions,)
+                assert env.action_space(agent).n == info.num_distinct_actions
+            env.reset(seed=n)
+            observation = env.observe(env.agent_selection)
+            assert observation["observation"].shape == (info.observation_sizes[mode, encoding],)
+            assert observation["action_mask"].shape == (info.num_distinct_actions,)
+
+
 @pytest.mark.parametrize("n", PLAYER_COUNTS)
 def test_spaces_are_the_same_objects_on_every_call(n):
     env = packetrow_env.env(num_players=n)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 import numpy as np
@@ -11,6 +12,7 @@ import packetrow_env
 from packetrow_agents.terminal import add_parser as add_play_parser
 from packetrow_env.compact_observation import encoder as compact_encoder
 from packetrow_env.engine import Game
+from packetrow_env.game_info import GAME_TYPE, describe
 from packetrow_env.knowledge import MODES
 from packetrow_env.observation import layout_table
 from packetrow_env.render import describe_action, render
@@ -40,6 +42,26 @@ def _demo(args) -> int:
 def _layout(args) -> int:
     print(layout_table(args.mode) if args.encoding == "onehot" else compact_encoder().layout_table(args.mode))
     return 0
+
+
+def _info(args) -> int:
+    description = describe(args.players)
+    if args.json:
+        print(json.dumps(description, indent=2))
+        return 0
+    rows = _flatten("", description)
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        shown = f"{value:,}" if isinstance(value, int) else value  # the longest-game bound has 12 digits
+        print(f"{name:<{width}}  {shown}")
+    return 0
+
+
+def _flatten(prefix: str, value) -> list[tuple[str, object]]:
+    """(dotted name, value) rows of nested dicts, e.g. ('observation_sizes.tracked.onehot', 2422)."""
+    if not isinstance(value, dict):
+        return [(prefix, value)]
+    return [row for name, item in value.items() for row in _flatten(f"{prefix}.{name}" if prefix else name, item)]
 
 
 # --------------------------------------------------------------------------- packetrow train
@@ -157,6 +179,15 @@ def build_parser() -> argparse.ArgumentParser:
     layout.add_argument("--encoding", default="onehot", choices=("onehot", "compact"),
                         help="observation encoding (default onehot, the AEC env's default)")
     layout.set_defaults(run=_layout)
+    info = sub.add_parser("info", help="print the game's description: players, actions, longest game, sizes",
+                          description="Print the game's description (packetrow_env.game_info, after OpenSpiel's "
+                                      "GameType and GameInfo): env id, player counts, utility per reward mode, "
+                                      "actions, the longest-game bound and its pieces, observation sizes.")
+    info.add_argument("--players", type=int, default=4,
+                      choices=range(GAME_TYPE.min_num_players, GAME_TYPE.max_num_players + 1),
+                      help="the player count the sizes are for (default 4)")
+    info.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    info.set_defaults(run=_info)
     add_play_parser(sub)
     add_tournament_commands(sub)
     add_train_command(sub)
