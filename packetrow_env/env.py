@@ -22,8 +22,8 @@ Version history (the env id ``packetrow_vN`` names the version):
   positions that differ in what the seat knows give different vectors; the v1 vector is a prefix
   (``Encoder.v1_observation`` rebuilds it), and policies exported for v1 keep playing v2 games through that
   adapter (``PolicyAgent`` feeds them the v1 vector; they never choose ``more``). In ``table`` mode the other
-  seats no longer see a paying player's options (they are part of his hidden hand). Saved games of v1 and v2
-  load. ``game_info`` describes the game in one place (``packetrow info`` prints it).
+  seats no longer see a paying player's options (they are part of his hidden hand). Saved games: schema 3
+  (``payment_page``); schema-1 and -2 files load (a schema-2 file in phase pay on page 0). ``game_info`` describes the game in one place (``packetrow info`` prints it).
 """
 
 from __future__ import annotations
