@@ -298,5 +298,5 @@ def layout(mode: str = "tracked", cards: Catalogue | None = None) -> list[Piece]
     return encoder(cards).pieces_of(mode)
 
 
-__all__ = ["COMPACT_OPTION_FEATURES", "COMPACT_SPLIT_FEATURES", "ENCODINGS", "CompactEncoder", "NUM_SLOTS", "encoder", "encoder_for", "layout",
-           "option_rows"]
+__all__ = ["COMPACT_OPTION_FEATURES", "COMPACT_SPLIT_FEATURES", "ENCODINGS", "CompactEncoder", "NUM_SLOTS", "encoder",
+           "encoder_for", "layout", "option_rows"]

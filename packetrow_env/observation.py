@@ -332,7 +332,7 @@ class Encoder:
         return self.v1_size + self.size_of(mode) - self.size
 
     def v1_observation(self, vector: np.ndarray) -> np.ndarray:
-        """The v1 observation inside a v2 one (one vector or a batch, any mode): the v1 prefix, then the mode's pieces."""
+        """The v1 observation inside a v2 one (one vector or a batch, any mode): the prefix, then the mode's pieces."""
         vector = np.asarray(vector, dtype=np.float32)
         return np.concatenate([vector[..., :self.v1_size], vector[..., self.size:]], axis=-1)
 
