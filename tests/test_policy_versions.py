@@ -81,7 +81,7 @@ def test_a_v1_policy_reads_its_v1_vector_in_act(encoding, mode):
     game = Game.new(3, seed=5)
     moves = 0
     while not game.is_over and moves < 150:
-        view = SeatView(game)
+        view = SeatView(game, mode=mode)
         vector = coder.v1_observation(coder.encode(game, game.current_player, mode))
         action = agent.act(view)
         assert action == agent.policy.action(vector, game.legal_action_mask())
