@@ -114,6 +114,7 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
     import packetrow_agents.policy as policy_module
     import packetrow_agents.policy_batch as policy_batch
     from packetrow_agents.policy import NumpyPolicy, PolicyAgent
+    from packetrow_env.compact_observation import encoder as compact_encoder
     from packetrow_train.vec_selfplay import PoolOpponents
 
     mixed = path == "mixed"
@@ -144,7 +145,8 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
             break
     assert len(waiting) > 5
     masks = vg.legal_action_mask()[waiting]
-    observations = vg.observe("tracked", rows=waiting, encoding="compact")
+    # the snapshots are the shipped model's (env v1): they read the v1 vector inside the batch's (PolicyAgent)
+    observations = compact_encoder().v1_observation(vg.observe("tracked", rows=waiting, encoding="compact"))
     got = opponents.act(vg, waiting, RowObservations(vg, waiting, "tracked", "compact"), masks)
     seats = vg.current_player[waiting]
     for k, (i, seat) in enumerate(zip(waiting.tolist(), seats.tolist())):
