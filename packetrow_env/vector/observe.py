@@ -66,7 +66,8 @@ class BatchEncoder:
         self._count_at = count_at
         self._ship_at = ship_at
         self._split_at = split_at
-        self._pair_of = enc.pair_of.astype(np.int32)
+        self._pair_cards = enc._pair_cards.astype(np.int32)  # the cards by_board counts, and each one's pair
+        self._pair_of = enc.pair_of[enc._pair_cards].astype(np.int32)
         self._supply_at = (block + enc._supply_keys).astype(np.int32)  # current then future slots, board-major
         self._type_of = enc.type_of.astype(np.int32)
         self._ship_ids = enc._ship_ids.astype(np.int32)
@@ -101,7 +102,8 @@ class BatchEncoder:
                 raise ValueError(f"rows must be a list of game indices from 0 to {num_games - 1}")
         check_out(out, (len(rows) if packed else num_games, self.size))
         bad_row, bad_seat = _encode(batch, seats.astype(np.int64, copy=False), out, rows, packed, self._count_at,
-                                    self._ship_at, self._split_at, self._pair_of, self._supply_at, self._type_of,
+                                    self._ship_at, self._split_at, self._pair_cards, self._pair_of, self._supply_at,
+                                    self._type_of,
                                     self._ship_ids, self._ship_destination, self._contract_number, self._option_rows,
                                     self._offsets)
         if bad_row >= 0:  # found before anything was written
@@ -131,8 +133,8 @@ def check_out(out, shape: tuple[int, int]) -> None:
 
 
 @numba.njit(cache=True)
-def _encode(batch, seats, out, rows, packed, count_at, ship_at, split_at, pair_of, supply_at, type_of, ship_ids,
-            ship_destination, contract_number, option_rows, offsets):
+def _encode(batch, seats, out, rows, packed, count_at, ship_at, split_at, pair_cards, pair_of, supply_at, type_of,
+            ship_ids, ship_destination, contract_number, option_rows, offsets):
     """Encoder.encode for the games ``rows`` (see BatchEncoder.encode). Checks first, writing nothing if they
     fail: returns (the first position in ``rows`` of a game index out of range, of a seat beyond the game's
     players), -1 where none."""
@@ -177,11 +179,13 @@ def _encode(batch, seats, out, rows, packed, count_at, ship_at, split_at, pair_o
             row[at + 4] = (not over) and q == batch.current_player[i]
         # card counts: by location, then the supplies slot by slot
         counts = count_at[n, seat]
-        splits = split_at[n, seat]
         for c in range(num_cards):
             row[counts[location[c]] + type_of[c]] += 1.0
-            if pair_of[c] >= 0 and splits[location[c]] >= 0:
-                row[o_split + pair_of[c] * _SPLIT_WIDTH + splits[location[c]]] += 1.0
+        splits = split_at[n, seat]
+        for m in range(pair_cards.shape[0]):  # by_board: the cards of types on several boards, again by board
+            column = splits[location[pair_cards[m]]]
+            if column >= 0:
+                row[o_split + pair_of[m] * _SPLIT_WIDTH + column] += 1.0
         current, future = batch.current[i], batch.future[i]
         width, future_width = current.shape[1], future.shape[1]
         for b in range(NUM_BOARDS):

@@ -93,7 +93,8 @@ class CompactBatchEncoder:
                 self._split_at[n, seat] = np.where(columns < _SPLIT_WIDTH, columns, -1)
         kept = np.full(len(full.board_pairs) + 1, -1, np.int64)  # Encoder pair -> compact pair (index -1: none)
         kept[compact.split_rows] = np.arange(len(compact.split_rows))
-        self._pair_of = kept[full.pair_of]
+        self._pair_cards = np.flatnonzero(kept[full.pair_of] >= 0)  # the cards by_board counts, and each one's pair
+        self._pair_of = kept[full.pair_of[self._pair_cards]]
         self._option_rows = compact._option_rows
         # knowledge.starting_contracts: which opponents' held starting contracts are hidden, whose holds are known.
         self._hides_starts = knowledge.hides_held_starting_contracts(mode)
@@ -121,8 +122,8 @@ class CompactBatchEncoder:
                 batch.chosen, batch.cash, batch.has_piece, batch.starting_contract, batch.num_players, batch.round,
                 batch.harbour_master, batch.current_player, batch.phase, batch.resume_phase, batch.current_board,
                 batch.pending, batch.n_pending, batch.options, batch.n_options, seats, rows, targets, self._dest,
-                self._split_at, self._pair_of, self._hides_starts, self._holds_known, self._others_see_options,
-                self._type, self._number, self._option_rows, self._offsets, out)
+                self._split_at, self._pair_cards, self._pair_of, self._hides_starts, self._holds_known,
+                self._others_see_options, self._type, self._number, self._option_rows, self._offsets, out)
         return out
 
 
@@ -136,7 +137,7 @@ def observe_compact(batch: Batch, seats, mode: str = "tracked", cards: Catalogue
 @numba.njit(cache=True)
 def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, cash, has_piece, starting_contract,
             num_players, rnd, harbour_master, current_player, phase, resume_phase, current_board, pending, n_pending,
-            options, n_options, seats, rows, targets, dest, split_at, pair_of, hides_starts, holds_known,
+            options, n_options, seats, rows, targets, dest, split_at, pair_cards, pair_of, hides_starts, holds_known,
             others_see_options, type_of, number, option_rows, off, out):
     num_cards = location.shape[1]
     sums = np.zeros(option_rows.shape[1], np.int64)
@@ -174,11 +175,13 @@ def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, ca
             o[off[O_DECKS] + b] = (deck_end[i, b] - deck_top[i, b]) / MAX_DECK
         # Card counts: hands, discard piles, face-up ships and (deck-content modes) decks, one add per card.
         at = dest[n, seat]
-        splits = split_at[n, seat]
         for c in range(num_cards):
             o[at[location[i, c], type_of[c]]] += 1.0
-            if pair_of[c] >= 0 and splits[location[i, c]] >= 0:
-                o[off[O_SPLIT] + pair_of[c] * _SPLIT_WIDTH + splits[location[i, c]]] += 1.0
+        splits = split_at[n, seat]
+        for m in range(pair_cards.shape[0]):  # by_board: the cards of types on several boards, again by board
+            column = splits[location[i, pair_cards[m]]]
+            if column >= 0:
+                o[off[O_SPLIT] + pair_of[m] * _SPLIT_WIDTH + column] += 1.0
         for k in range(n):
             q = (seat + k) % n
             base = off[O_SEATS] + k * _SEAT_WIDTH
