@@ -125,6 +125,8 @@ class CompactEncoder:
         self._discarded = self._slice("discarded")
         self._discard_counts = COUNT_ROWS["discarded"][0] * f + np.arange(f)
         self._split = self._slice("by_board")
+        width = len(SPLIT_FEATURES)
+        self._split_counts = (full.split_key + self.split_rows[:, None] * width + np.arange(width - 1)).ravel()
         self.v1_size = self._discarded.stop  # the v1 layout is this prefix (then a mode's pieces: v1_observation)
         deck_row, _ = COUNT_ROWS["deck_contents"]
         self._deck_counts = np.concatenate([(deck_row + b) * f + self.board_types[b] for b in range(NUM_BOARDS)])
@@ -145,7 +147,7 @@ class CompactEncoder:
         """The compact observation vector of ``seat`` in ``mode`` (float32, length ``size_of(mode)``)."""
         s = game.state
         full = self.full
-        counts, order, ship_rows, holds, split = full.known_counts(s, seat, mode)
+        counts, order, ship_rows, holds = full.known_counts(s, seat, mode)
         size = self._sizes[mode]
         out = np.zeros(size, dtype=np.float32)
         out[:NUM_SLOTS] = self._slot_type[s.buffer[full._supply]]
@@ -166,7 +168,7 @@ class CompactEncoder:
                 block[k, -1] = sums[-1] / VALUE_SCALE  # integer value first: the same float in the batch kernel
         out[self._hands] = counts[self._hand_counts]
         out[self._discarded] = counts[self._discard_counts]
-        out[self._split] = split[self.split_rows, :-1].ravel()
+        out[self._split] = counts[self._split_counts]
         if size != self.size:
             out[self.size:] = counts[self._deck_counts]
         return out

@@ -193,12 +193,14 @@ class Encoder:
         self.v1_size = self._options.stop  # the v1 layout is this prefix (then a mode's pieces: v1_observation)
         split = by_name["by_board"]
         self._split = slice(split.offset, split.offset + split.size)
-        # by_board: the cards of its pairs, each pair's first key, and count row -> column (trash past the end)
+        # by_board: its cards and their pairs, count row -> column (trash: past the end), and where known_counts
+        # counts them: past the count rows, at SPLIT_KEY + pair * width + column (_observer's split keys)
         self.pair_of = np.full(len(cards.kind), -1, dtype=np.int64)  # card -> its by_board pair, -1 none
         for i, (t, b) in enumerate(self.board_pairs):
             self.pair_of[(self.type_of == t) & (cards.board == b)] = i
         self._pair_cards = np.flatnonzero(self.pair_of >= 0)
-        self._pair_keys = self.pair_of[self._pair_cards] * (len(SPLIT_FEATURES) + 1)
+        self._pair_rows = np.arange(len(self._pair_cards)) * NUM_LOCATIONS  # a pair card's row of split keys
+        self.split_key = (_TRASH_ROW + 1) * f
         column = np.full(_TRASH_ROW + 1, len(SPLIT_FEATURES), dtype=np.int64)
         column[_DISCARDED_ROW] = 0
         column[_HAND_ROWS:_HAND_ROWS + MAX_PLAYERS] = 1 + np.arange(MAX_PLAYERS)
@@ -226,7 +228,8 @@ class Encoder:
         return self._sizes[check_mode(mode)]
 
     def _observer(self, n: int, seat: int, mode: str):
-        """Lookup tables of one observer: location -> count key, seats in his order, location -> ship key."""
+        """Lookup tables of one observer: location -> count key, seats in his order, location -> ship key, (pair card,
+        location) -> by_board key."""
         key = (n, seat, mode)
         tables = self._row_tables.get(key)
         if tables is None:
@@ -242,17 +245,21 @@ class Encoder:
                 rows[HAND + q] = _HAND_ROWS + k
                 ships[SHIPS + q] = k * len(DESTINATIONS)
             order = [(seat + k) % n for k in range(n)]
-            tables = self._row_tables[key] = (rows[view[:NUM_LOCATIONS]] * self.num_types, order, ships)
+            seen_rows = rows[view[:NUM_LOCATIONS]]
+            columns = self.split_column[seen_rows]
+            split = self.split_key + self.pair_of[self._pair_cards, None] * len(SPLIT_FEATURES) + columns
+            split[:, columns == len(SPLIT_FEATURES)] = _TRASH_ROW * self.num_types  # not counted by board
+            tables = self._row_tables[key] = (seen_rows * self.num_types, order, ships, split.ravel())
         return tables
 
     def encode(self, game, seat: int, mode: str = "tracked") -> np.ndarray:
         """The observation vector of ``seat`` in ``mode`` (float32, length ``size``)."""
         s = game.state
-        counts, order, ship_rows, holds, split = self.known_counts(s, seat, mode)
+        counts, order, ship_rows, holds = self.known_counts(s, seat, mode)
         size = self._sizes[mode]
         out = np.empty(size, dtype=np.float32)
         out[self._block] = counts[:_BLOCK_ROWS * self.num_types]
-        out[self._split] = split.ravel()
+        out[self._split] = counts[self.split_key:]
         if size != self.size:  # deck_contents (R-INFO-4)
             out[self.size:] = counts[_DECK_ROWS * self.num_types:_TRASH_ROW * self.num_types]
         out[:self._header] = self.header(s, order, holds)
@@ -274,17 +281,16 @@ class Encoder:
             block[:len(options), 0] = 1
         return out
 
-    def known_counts(self, s, seat: int, mode: str) -> tuple[np.ndarray, list[int], np.ndarray, list[int],
-                                                             np.ndarray]:
+    def known_counts(self, s, seat: int, mode: str) -> tuple[np.ndarray, list[int], np.ndarray, list[int]]:
         """What ``seat`` knows of the cards, from ``knowledge``: (card-type counts of every count row, seats in
-        his order, location -> ship row, per seat in his order whether he still holds his starting contract,
-        the ``by_board`` counts: int64[pair, SPLIT_FEATURES]).
+        his order, location -> ship row, per seat in his order whether he still holds his starting contract).
 
         The counts are one bincount of ``ROWS * num_types`` values: row ``r`` (see ``COUNT_ROWS``) of type ``t``
-        at ``r * num_types + t``. Shared with the compact encoding, so both read the same knowledge.
+        at ``r * num_types + t``, then from ``split_key`` the ``by_board`` counts (pair by pair, ``SPLIT_FEATURES``
+        each). Shared with the compact encoding, so both read the same knowledge.
         """
         n = s.num_players
-        rows, order, ship_rows = self._observer(n, seat, mode)
+        rows, order, ship_rows, split_keys = self._observer(n, seat, mode)
         key = rows[s.location]
         supply = s.buffer[self._supply]
         filled = supply >= 0
@@ -293,11 +299,10 @@ class Encoder:
         if hidden:
             key[hidden] = _UNSEEN_ROW * self.num_types  # R-INFO-3
         holds = [known_holds[q] or 0 for q in order]
-        width = len(SPLIT_FEATURES) + 1
-        split = np.bincount(self._pair_keys + self.split_column[key[self._pair_cards] // self.num_types],
-                            minlength=len(self.board_pairs) * width).reshape(-1, width)[:, :-1]
-        counts = np.bincount(key + self.type_of, minlength=(_TRASH_ROW + 1) * self.num_types)
-        return counts, order, ship_rows, holds, split
+        by_board = split_keys[self._pair_rows + s.location[self._pair_cards]]
+        counts = np.bincount(np.concatenate((key + self.type_of, by_board)),
+                             minlength=self.split_key + len(self.board_pairs) * len(SPLIT_FEATURES))
+        return counts, order, ship_rows, holds
 
     def header(self, s, order: list[int], holds: list[int]) -> list[float]:
         """The scalar pieces before ``ships`` (num_players .. holds_starting_contract), as Python floats."""

@@ -50,7 +50,7 @@ class BatchEncoder:
         split_at = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS), -1, dtype=np.int32)
         for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
             for seat in range(n):
-                keys, _, ship_rows = enc._observer(n, seat, mode)
+                keys, _, ship_rows, _ = enc._observer(n, seat, mode)
                 for loc in range(NUM_LOCATIONS):
                     key = int(keys[loc])
                     if key < _BLOCK_ROWS * f:
