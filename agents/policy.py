@@ -483,8 +483,10 @@ class PolicyAgent(Agent):
         it, every pay action) move batched, sampling from ``turns.rng`` (``_forward``); other agents game by game."""
         coder = encoder_for(turns.observation_encoding, turns.games.cards)
         layouts = (coder.size_of(turns.observation_mode), coder.v1_size_of(turns.observation_mode))
-        parts: dict = {}  # how the readers pick (argmax: True, a sample: False) and what they read -> their
-        for j, agent in enumerate(agents):  # indices; None: the others
+        # (how the readers pick: argmax True, a sample False; the vector and actions they read) -> their indices;
+        # None: the others
+        parts: dict = {}
+        for j, agent in enumerate(agents):
             policy = agent.policy
             # A policy with every pay output finds a legal action among its outputs in every phase (v0's cannot pay)
             reads = (agent.observation_mode == turns.observation_mode
