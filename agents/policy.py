@@ -31,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from packetrow_env.compact_observation import ENCODINGS  # observation_encoding: onehot (the default) or compact
+from packetrow_env import actions
+from packetrow_env.compact_observation import ENCODINGS, encoder_for  # observation_encoding: onehot or compact
 
 from .base import Agent, act_each
 
@@ -378,19 +379,23 @@ def load_policy(path=None) -> NumpyPolicy:
 
 
 def _forward(policies: list[NumpyPolicy], turns, ids: np.ndarray, deterministic: bool) -> np.ndarray:
-    """The moves of ``policies[ids[k]]`` for the turns: one PolicyStack call where they share an architecture and
-    have few rows each (``STACK_ROWS_PER_POLICY``), else one numpy forward per policy."""
+    """The moves of ``policies[ids[k]]`` (one observation layout and action count) for the turns: one PolicyStack
+    call where they share an architecture and have few rows each (``STACK_ROWS_PER_POLICY``), else one numpy
+    forward per policy; each reads the batch's observation in its own layout and chooses among its outputs."""
     from .policy_batch import stack_of  # numba compiles only where games are batched
 
     groups = np.unique(ids)
     stack = stack_of(tuple(policies))
     observations = turns.observe()
+    if observations.shape[1] != policies[0].observation_size:  # a v1 policy: the v1 vector inside (see act)
+        observations = encoder_for(turns.observation_encoding, turns.games.cards).v1_observation(observations)
+    masks = turns.masks[:, :policies[0].num_actions]
     if stack is not None and len(ids) <= STACK_ROWS_PER_POLICY * len(groups):
-        return stack.actions(ids, observations, turns.masks, turns.rng, deterministic)
+        return stack.actions(ids, observations, masks, turns.rng, deterministic)
     out = np.zeros(len(ids), np.int64)
     for g in groups.tolist():
         rows = np.flatnonzero(ids == g)
-        out[rows] = policies[g].actions(observations[rows], turns.masks[rows], turns.rng, deterministic)
+        out[rows] = policies[g].actions(observations[rows], masks[rows], turns.rng, deterministic)
     return out
 
 
@@ -403,10 +408,12 @@ class PolicyAgent(Agent):
     ``view.compact_observation(mode)``, or the vector of a view built on an observation alone
     (``SeatView.of_observation``), which must be in that mode and encoding.
 
-    A policy trained on env v0 (48 actions, the v0 observation; see the env's version history) still
-    plays v1 games to the end: it reads ``Encoder.v0_observation`` of its observation and chooses among
-    the first 48 actions, and in phase pay, which it cannot express, it pays as the heuristic does
-    (``heuristic.choose_payment``; on a view without a game, with the first option, the least card value).
+    Policies of older env versions keep playing (the env's version history): one trained on env v1 reads
+    ``v1_observation`` of its observation (``Encoder``'s or ``CompactEncoder``'s: the v1 vector inside the
+    v2 one, bit for bit) and chooses among its outputs. One trained on env v0 (48 actions, the v0
+    observation) reads ``Encoder.v0_observation`` and chooses among the first 48 actions, and in phase pay,
+    which it cannot express, it pays as the heuristic does (``heuristic.choose_payment``; on a view without
+    a game, with the first option, the least card value).
     """
 
     batches_together = True  # policies of one architecture share one compiled forward (policy_batch.PolicyStack)
@@ -461,25 +468,35 @@ class PolicyAgent(Agent):
             observation = view.compact_observation(self.observation_mode)
         else:  # a view without a game gives its own vector, which must be in the policy's encoding
             observation = view.observe(self.observation_mode)
-            if self.observation_encoding == "onehot" and observation.shape[-1] != self.policy.observation_size:
-                from packetrow_env.observation import encoder
-                coder = encoder(view.cards)
-                if self.policy.observation_size == coder.v0_size and observation.shape[-1] > coder.v0_size:
-                    observation = coder.v0_observation(observation)  # a v0 policy reads the v0 prefix
+        if observation.shape[-1] != self.policy.observation_size:  # a policy of an older env version
+            coder = encoder_for(self.observation_encoding, view.cards)
+            if self.policy.observation_size == coder.v1_size_of(self.observation_mode):
+                observation = coder.v1_observation(observation)
+            elif self.observation_encoding == "onehot" and self.policy.observation_size == coder.v0_size \
+                    and observation.shape[-1] > coder.v0_size:
+                observation = coder.v0_observation(observation)  # a v0 policy reads the v0 prefix
         return self.policy.action(observation, mask, self._rng, self.deterministic)
 
     @classmethod
     def act_batch(cls, agents, turns) -> np.ndarray:
-        """The agents that read the batch's observations (its mode, encoding and action layout) move batched,
-        sampling from ``turns.rng`` (``_forward``); other agents game by game."""
-        parts: dict = {}  # how the readers pick (argmax: True, a sample: False) -> their indices; None: the others
+        """The agents that read the batch's observations (its mode and encoding, its layout or the v1 layout inside
+        it, every pay action) move batched, sampling from ``turns.rng`` (``_forward``); other agents game by game."""
+        coder = encoder_for(turns.observation_encoding, turns.games.cards)
+        layouts = (coder.size_of(turns.observation_mode), coder.v1_size_of(turns.observation_mode))
+        # (how the readers pick: argmax True, a sample False; the vector and actions they read) -> their indices;
+        # None: the others
+        parts: dict = {}
         for j, agent in enumerate(agents):
+            policy = agent.policy
+            # A policy with every pay output finds a legal action among its outputs in every phase (v0's cannot pay)
             reads = (agent.observation_mode == turns.observation_mode
                      and agent.observation_encoding == turns.observation_encoding
-                     and agent.policy.num_actions == turns.masks.shape[1])
-            parts.setdefault(agent.deterministic if reads else None, []).append(j)
+                     and policy.observation_size in layouts
+                     and actions.PAY + actions.MAX_PAYMENT_OPTIONS <= policy.num_actions <= turns.masks.shape[1])
+            key = (agent.deterministic, policy.observation_size, policy.num_actions) if reads else None
+            parts.setdefault(key, []).append(j)
         out = np.zeros(len(turns), np.int64)
-        for deterministic, members in parts.items():
+        for key, members in parts.items():
             if len(members) == len(agents):  # the usual case, the snapshots of one learner: no regrouping
                 k, part, ids = slice(None), turns, turns.player
             else:
@@ -487,16 +504,15 @@ class PolicyAgent(Agent):
                 index[members] = np.arange(len(members))
                 k = np.flatnonzero(index[turns.player] >= 0)
                 part, ids = turns.select(k), index[turns.player[k]]
-            if deterministic is None:
+            if key is None:
                 out[k] = act_each(agents, part)
             elif len(ids):
-                out[k] = _forward([agents[j].policy for j in members], part, ids, deterministic)
+                out[k] = _forward([agents[j].policy for j in members], part, ids, key[0])
         return out
 
     @staticmethod
     def _pay_without_outputs(view) -> int:
         """The pay decision of a policy with no pay outputs: the heuristic's choice (documented in the class)."""
-        from packetrow_env import actions
         pay = np.flatnonzero(view.action_mask[actions.PAY:actions.PAY + actions.MAX_PAYMENT_OPTIONS])
         if len(pay) == 0:
             raise ValueError("the legal actions lie beyond this policy's outputs and are not pay actions; "

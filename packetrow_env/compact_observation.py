@@ -14,11 +14,14 @@ be derived from them:
   catalogue): that keeps ``unseen`` derivable in every catalogue; the destinations are a sum of types.
 - ``payment_options`` leave out ``present``: every option gives up at least one card and every card that can be
   spent has a positive value (R-SHIP-7, checked when a catalogue loads), so an option is there iff its value > 0.
+- ``by_board`` (v2) leaves out each type's last board and the ``unseen`` column: the rows ``discarded`` and
+  ``hands`` sum the boards, and a board's unseen cards are its cards of the type less the rest.
 
 What the seat knows comes from ``Encoder.known_counts`` and ``Encoder.header``, i.e. from ``knowledge`` (one
 owner); ``CompactEncoder.expand`` rebuilds the ``Encoder`` vector from a compact one (the proof it loses
 nothing is tests/test_compact_observation.py). The supply indices are the first ``NUM_SLOTS`` floats of
-every mode, so ``index_slices`` is the same slice in every mode.
+every mode, so ``index_slices`` is the same slice in every mode. The first ``v1_size`` floats are the v1 layout
+(``v1_observation``, as ``Encoder.v1_observation``).
 """
 
 from __future__ import annotations
@@ -30,12 +33,15 @@ import numpy as np
 from .actions import MAX_PAYMENT_OPTIONS
 from .cards import BOARDS, DESTINATIONS, GOLD, GOODS, GOODS_KIND, NUM_CONTRACTS, SHIP, TRADER, CAPTAIN, Catalogue, \
     resolve
+from . import knowledge
 from .knowledge import DECK_CONTENTS_MODES, MODES, check_mode
-from .observation import COUNT_ROWS, OPTION_FEATURES, VALUE_SCALE, Encoder, Piece, encoder as full_encoder
+from .observation import (COUNT_ROWS, OPTION_FEATURES, SPLIT_FEATURES, VALUE_SCALE, Encoder, Piece,
+                          encoder as full_encoder)
 from .state import FUTURE_SLOTS, MAX_PLAYERS, MAX_SUPPLY, NUM_BOARDS, PAY
 
 NUM_SLOTS = NUM_BOARDS * (MAX_SUPPLY + FUTURE_SLOTS)  # supply slots: 4 boards x (4 current + 2 future)
 COMPACT_OPTION_FEATURES = OPTION_FEATURES[1:]  # 'present' is value > 0
+COMPACT_SPLIT_FEATURES = SPLIT_FEATURES[:-1]  # 'unseen' is the board's cards of the type less the rest
 # The pieces copied as they are from the front of the Encoder's vector (its scalars and per-seat features).
 HEADER_PIECES = ("num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes",
                  "seats", "holds_starting_contract")
@@ -56,6 +62,12 @@ class CompactEncoder:
         self.hand_types = np.setdiff1d(np.arange(f), self.ship_types)
         self.board_types = tuple(np.unique(self.type_of[ids]) for ids in cards.board_cards)
         self.totals = np.bincount(self.type_of, minlength=f)  # cards of each type in the catalogue
+        # by_board: the Encoder's (type, board) pairs but each type's last board (the sum of the rows tells it)
+        pairs = full.board_pairs
+        last = [i + 1 == len(pairs) or pairs[i + 1][0] != t for i, (t, _) in enumerate(pairs)]
+        self.split_rows = np.flatnonzero(~np.array(last, dtype=bool)).astype(np.int64)
+        self._split_kept = set(self.split_rows.tolist())
+        self.pair_totals = np.array([np.count_nonzero((self.type_of == t) & (cards.board == b)) for t, b in pairs])
         full_pieces = {p.name: p for p in full.pieces}
         header = [full_pieces[name] for name in HEADER_PIECES]
         self._full_header = header[-1].offset + header[-1].size
@@ -78,6 +90,11 @@ class CompactEncoder:
              "reveals it, over the types but ships (hand_types): own hand; opponents: cards known from their takes "
              "(tracked, online), nothing (table), everything (full)"),
             ("discarded", (f,), "card-type counts of all discard piles"),
+            # v2: appended, so that the pieces above stay the v1 layout
+            ("by_board", (len(self.split_rows), len(COMPACT_SPLIT_FEATURES)), "per card type on several boards, per "
+             "board holding cards of it but the last (in board order; the one-hot `by_board` less its last board "
+             "and its unseen column): its cards in the discard piles and in each seat's hand as `hands` reveals "
+             "them (self, then clockwise)"),
         ]
         mode_spec = [(f"deck_{BOARDS[b]}", (len(self.board_types[b]),), f"card-type counts of the cards the "
                       f"{BOARDS[b]} deck still holds, over the {BOARDS[b]} board's types (online and full only: "
@@ -107,6 +124,10 @@ class CompactEncoder:
         self._hand_counts = (hand_row * f + np.arange(MAX_PLAYERS)[:, None] * f + self.hand_types).ravel()
         self._discarded = self._slice("discarded")
         self._discard_counts = COUNT_ROWS["discarded"][0] * f + np.arange(f)
+        self._split = self._slice("by_board")
+        width = len(SPLIT_FEATURES)
+        self._split_counts = (full.split_key + self.split_rows[:, None] * width + np.arange(width - 1)).ravel()
+        self.v1_size = self._discarded.stop  # the v1 layout is this prefix (then a mode's pieces: v1_observation)
         deck_row, _ = COUNT_ROWS["deck_contents"]
         self._deck_counts = np.concatenate([(deck_row + b) * f + self.board_types[b] for b in range(NUM_BOARDS)])
 
@@ -139,6 +160,7 @@ class CompactEncoder:
             out[self._pending + self.cards.contract_number[s.pending]] = 1
         if s.phase == PAY:
             out[self._paying] = 1
+        if s.phase == PAY and knowledge.sees_payment_options(seat, s.current_player, mode):
             block = out[self._options].reshape(MAX_PAYMENT_OPTIONS, len(COMPACT_OPTION_FEATURES))
             for k, option in enumerate(game.payment_page_options()):
                 sums = self._option_rows[list(option)].sum(axis=0)
@@ -146,6 +168,7 @@ class CompactEncoder:
                 block[k, -1] = sums[-1] / VALUE_SCALE  # integer value first: the same float in the batch kernel
         out[self._hands] = counts[self._hand_counts]
         out[self._discarded] = counts[self._discard_counts]
+        out[self._split] = counts[self._split_counts]
         if size != self.size:
             out[self.size:] = counts[self._deck_counts]
         return out
@@ -194,7 +217,34 @@ class CompactEncoder:
         options = q["payment_options"]
         options[:, 1:] = p["payment_options"]
         options[:, 0] = p["payment_options"][:, -1] > 0
+        self._expand_split(p, q, supply, deck_modes)
         return out
+
+    def _expand_split(self, p: dict, q: dict, supply: np.ndarray, deck_modes: bool) -> None:
+        """The one-hot ``by_board`` (``q``'s view) from the compact pieces ``p`` and the rebuilt supply one-hots."""
+        split = q["by_board"]
+        split[self.split_rows, :-1] = p["by_board"]
+        current = supply[:NUM_BOARDS * MAX_SUPPLY].reshape(NUM_BOARDS, MAX_SUPPLY, -1).sum(axis=1)
+        future = supply[NUM_BOARDS * MAX_SUPPLY:].reshape(NUM_BOARDS, FUTURE_SLOTS, -1).sum(axis=1)
+        summed = np.concatenate([q["discarded"][:, None], q["hands"].T], axis=1)  # type -> the sums of split's columns
+        pairs = self.full.board_pairs
+        for i, (t, b) in enumerate(pairs):
+            if i not in self._split_kept:  # a type's last board: the sums less the other boards
+                others = [j for j, (u, _) in enumerate(pairs) if u == t and j != i]
+                split[i, :-1] = summed[t] - split[others, :-1].sum(axis=0)
+            seen = split[i, :-1].sum() + current[b, t] + future[b, t]
+            if deck_modes:
+                seen += q["deck_contents"][b, t]
+            split[i, -1] = self.pair_totals[i] - seen
+
+    def v1_size_of(self, mode: str) -> int:
+        """The length of a mode's v1 compact vector (what a policy trained on env v1 reads)."""
+        return self.v1_size + self.size_of(mode) - self.size
+
+    def v1_observation(self, vector: np.ndarray) -> np.ndarray:
+        """The v1 compact observation inside a v2 one (one vector or a batch, any mode): the prefix, then the mode's."""
+        vector = np.asarray(vector, dtype=np.float32)
+        return np.concatenate([vector[..., :self.v1_size], vector[..., self.size:]], axis=-1)
 
     def layout_table(self, mode: str = "tracked") -> str:
         """The compact layout as a Markdown table (INDEX pieces are card-type indices for an embedding)."""
@@ -250,5 +300,5 @@ def layout(mode: str = "tracked", cards: Catalogue | None = None) -> list[Piece]
     return encoder(cards).pieces_of(mode)
 
 
-__all__ = ["COMPACT_OPTION_FEATURES", "ENCODINGS", "CompactEncoder", "NUM_SLOTS", "encoder", "encoder_for", "layout",
-           "option_rows"]
+__all__ = ["COMPACT_OPTION_FEATURES", "COMPACT_SPLIT_FEATURES", "ENCODINGS", "CompactEncoder", "NUM_SLOTS", "encoder",
+           "encoder_for", "layout", "option_rows"]

@@ -155,6 +155,13 @@ def holds_starting_contract(state, cards, observer: int, mode: str = "tracked") 
     return starting_contracts(state, cards, observer, check_mode(mode))[1]
 
 
+def sees_payment_options(observer: int, payer: int, mode: str) -> bool:
+    """Whether ``observer`` knows ``payer``'s payment options in phase pay (R-SHIP-7)."""
+    # His own, and wherever hands are tracked: a payment spends cards taken face up and ships, never the hidden
+    # starting contract (a contract pays nothing). ``table`` knows no opponent's hand, so not his options.
+    return observer == payer or check_mode(mode) in OPPONENT_HAND_MODES
+
+
 def deck_contents(state, mode: str = "tracked") -> list[list[int]] | None:
     """Per board: the sorted cards its deck still holds (not their order), where the mode shows them; else None."""
     if check_mode(mode) not in DECK_CONTENTS_MODES:
@@ -170,4 +177,4 @@ def unseen(state, cards, observer: int, mode: str = "tracked") -> list[int]:
 __all__ = ["DECK_CONTENTS_MODES", "MODES", "OPPONENT_HAND_MODES", "UNKNOWN", "check_mode", "check_observer",
            "deck_contents", "hidden_cards", "hidden_starting_seats", "hides_held_starting_contracts",
            "holds_starting_contract", "known_hand",
-           "known_hands", "known_locations", "location_view", "starting_contracts", "unseen"]
+           "known_hands", "known_locations", "location_view", "sees_payment_options", "starting_contracts", "unseen"]

@@ -18,7 +18,13 @@ What the observer knows in each mode is decided by ``knowledge`` (one owner); th
 Versions (the env's docstring keeps the history): v1 (rules v1, the pay phase) appends the pieces
 ``paying`` and ``payment_options`` to the v0 layout (before any mode's own pieces) and normalises
 ``round`` as round / (round + 30). The first ``v0_size`` floats are otherwise the v0 layout, so
-``v0_observation`` gives a policy trained on v0 exactly what it read then.
+``v0_observation`` gives a policy trained on v0 exactly what it read then. v2 appends ``by_board``: the
+rows ``hands``, ``discarded`` and ``unseen`` count a card type over every board, which cannot say which
+deck still holds the buildings of a name that lie on several boards; ``by_board`` splits those types' counts
+board by board. The first ``v1_size`` floats are the v1 layout and a mode's own pieces follow as before, so
+``v1_observation`` gives a policy trained on v1 exactly what it read then. In phase pay only the payer and the
+modes that track hands see the payment options (``knowledge.sees_payment_options``): in ``table`` mode they
+showed the payer's hidden hand to every seat.
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ ROUND_SCALE_V0 = 20.0
 OPTION_FEATURES = (("present",) + tuple(f"{g}_units" for g in GOODS) + ("single_gold", "double_gold", "traders",
                    "captains") + tuple(f"ship_{d}" for d in DESTINATIONS) + ("value",))
 VALUE_SCALE = 10.0
+# by_board (v2), per (card type, board) of the types on several boards: where the summed count rows put its cards.
+SPLIT_FEATURES = ("discarded",) + tuple(f"hand_{k}" for k in range(MAX_PLAYERS)) + ("unseen",)
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,17 @@ def card_types(cards: Catalogue) -> tuple[np.ndarray, tuple[str, ...]]:
     return type_of, tuple(names)
 
 
-def _spec(num_types: int) -> list[tuple[str, tuple[int, ...], str]]:
+def board_pairs(cards: Catalogue, type_of: np.ndarray) -> list[tuple[int, int]]:
+    """(card type, board) of every type whose cards lie on several boards, by type then board (``by_board``)."""
+    pairs = []
+    for t in range(int(type_of.max()) + 1):
+        boards = np.unique(cards.board[type_of == t])
+        if len(boards) > 1:  # buildings in the default catalogue; a contract (one card) never is
+            pairs += [(t, int(b)) for b in boards]
+    return pairs
+
+
+def _spec(num_types: int, split_types: str, num_pairs: int) -> list[tuple[str, tuple[int, ...], str]]:
     f = num_types
     # Scalars first, then the card-count block, whose rows come out of one bincount in this order.
     return [
@@ -110,7 +128,12 @@ def _spec(num_types: int) -> list[tuple[str, tuple[int, ...], str]]:
         ("payment_options", (MAX_PAYMENT_OPTIONS, len(OPTION_FEATURES)),
          "in phase pay, per option k (action pay:k; zeros = no such option): present, units of goods cards per "
          "good (" + ", ".join(GOODS) + "), single gold nuggets, double gold nuggets, traders, captains, ships by "
-         f"destination ({', '.join(DESTINATIONS)}), total card value / {VALUE_SCALE:g}"),
+         f"destination ({', '.join(DESTINATIONS)}), total card value / {VALUE_SCALE:g} (only the payer and the "
+         "modes that track hands see them: not the other seats in table mode)"),
+        # v2: appended, so that the pieces above stay the v1 layout
+        ("by_board", (num_pairs, len(SPLIT_FEATURES)), f"per card type on several boards ({split_types}), per "
+         "board holding cards of it (in board order): its cards in the discard piles, in each seat's hand as "
+         "`hands` reveals them (self, then clockwise) and unseen; `discarded`, `hands` and `unseen` sum these"),
     ]
 
 
@@ -143,9 +166,11 @@ class Encoder:
         self.cards = cards
         self.type_of, self.type_names = card_types(cards)
         f = self.num_types = len(self.type_names)
+        self.board_pairs = board_pairs(cards, self.type_of)
+        split_types = ", ".join(dict.fromkeys(self.type_names[t] for t, _ in self.board_pairs)) or "none"
         offset = 0
         self.pieces = []
-        for name, shape, description in _spec(f):
+        for name, shape, description in _spec(f, split_types, len(self.board_pairs)):
             self.pieces.append(Piece(name, offset, shape, description))
             offset += int(np.prod(shape))
         self.size = offset  # of the modes without deck contents (tracked, table); see size_of
@@ -165,6 +190,22 @@ class Encoder:
         self._paying = by_name["paying"].offset
         options = by_name["payment_options"]
         self._options = slice(options.offset, options.offset + options.size)
+        self.v1_size = self._options.stop  # the v1 layout is this prefix (then a mode's pieces: v1_observation)
+        split = by_name["by_board"]
+        self._split = slice(split.offset, split.offset + split.size)
+        # by_board: its cards and their pairs, count row -> column (trash: past the end), and where known_counts
+        # counts them: past the count rows, at SPLIT_KEY + pair * width + column (_observer's split keys)
+        self.pair_of = np.full(len(cards.kind), -1, dtype=np.int64)  # card -> its by_board pair, -1 none
+        for i, (t, b) in enumerate(self.board_pairs):
+            self.pair_of[(self.type_of == t) & (cards.board == b)] = i
+        self._pair_cards = np.flatnonzero(self.pair_of >= 0)
+        self._pair_rows = np.arange(len(self._pair_cards)) * NUM_LOCATIONS  # a pair card's row of split keys
+        self.split_key = (_TRASH_ROW + 1) * f
+        column = np.full(_TRASH_ROW + 1, len(SPLIT_FEATURES), dtype=np.int64)
+        column[_DISCARDED_ROW] = 0
+        column[_HAND_ROWS:_HAND_ROWS + MAX_PLAYERS] = 1 + np.arange(MAX_PLAYERS)
+        column[_UNSEEN_ROW] = len(SPLIT_FEATURES) - 1
+        self.split_column = column  # count row (COUNT_ROWS) -> by_board column; read by the batch kernels
         self._option_rows = _option_rows(cards)
         self._ship_ids = np.flatnonzero(cards.kind == SHIP)
         self._ship_destination = cards.destination[self._ship_ids].astype(np.int64)
@@ -187,7 +228,8 @@ class Encoder:
         return self._sizes[check_mode(mode)]
 
     def _observer(self, n: int, seat: int, mode: str):
-        """Lookup tables of one observer: location -> count key, seats in his order, location -> ship key."""
+        """Lookup tables of one observer: location -> count key, seats in his order, location -> ship key, (pair card,
+        location) -> by_board key."""
         key = (n, seat, mode)
         tables = self._row_tables.get(key)
         if tables is None:
@@ -203,7 +245,11 @@ class Encoder:
                 rows[HAND + q] = _HAND_ROWS + k
                 ships[SHIPS + q] = k * len(DESTINATIONS)
             order = [(seat + k) % n for k in range(n)]
-            tables = self._row_tables[key] = (rows[view[:NUM_LOCATIONS]] * self.num_types, order, ships)
+            seen_rows = rows[view[:NUM_LOCATIONS]]
+            columns = self.split_column[seen_rows]
+            split = self.split_key + self.pair_of[self._pair_cards, None] * len(SPLIT_FEATURES) + columns
+            split[:, columns == len(SPLIT_FEATURES)] = _TRASH_ROW * self.num_types  # not counted by board
+            tables = self._row_tables[key] = (seen_rows * self.num_types, order, ships, split.ravel())
         return tables
 
     def encode(self, game, seat: int, mode: str = "tracked") -> np.ndarray:
@@ -213,6 +259,7 @@ class Encoder:
         size = self._sizes[mode]
         out = np.empty(size, dtype=np.float32)
         out[self._block] = counts[:_BLOCK_ROWS * self.num_types]
+        out[self._split] = counts[self.split_key:]
         if size != self.size:  # deck_contents (R-INFO-4)
             out[self.size:] = counts[_DECK_ROWS * self.num_types:_TRASH_ROW * self.num_types]
         out[:self._header] = self.header(s, order, holds)
@@ -225,6 +272,7 @@ class Encoder:
         out[self._paying:self._options.stop] = 0
         if s.phase == PAY:
             out[self._paying] = 1
+        if s.phase == PAY and knowledge.sees_payment_options(seat, s.current_player, mode):
             options = game.payment_page_options()
             rows = self._option_rows
             block = out[self._options].reshape(MAX_PAYMENT_OPTIONS, len(OPTION_FEATURES))
@@ -238,10 +286,11 @@ class Encoder:
         his order, location -> ship row, per seat in his order whether he still holds his starting contract).
 
         The counts are one bincount of ``ROWS * num_types`` values: row ``r`` (see ``COUNT_ROWS``) of type ``t``
-        at ``r * num_types + t``. Shared with the compact encoding, so both read the same knowledge.
+        at ``r * num_types + t``, then from ``split_key`` the ``by_board`` counts (pair by pair, ``SPLIT_FEATURES``
+        each). Shared with the compact encoding, so both read the same knowledge.
         """
         n = s.num_players
-        rows, order, ship_rows = self._observer(n, seat, mode)
+        rows, order, ship_rows, split_keys = self._observer(n, seat, mode)
         key = rows[s.location]
         supply = s.buffer[self._supply]
         filled = supply >= 0
@@ -250,7 +299,9 @@ class Encoder:
         if hidden:
             key[hidden] = _UNSEEN_ROW * self.num_types  # R-INFO-3
         holds = [known_holds[q] or 0 for q in order]
-        counts = np.bincount(key + self.type_of, minlength=(_TRASH_ROW + 1) * self.num_types)
+        by_board = split_keys[self._pair_rows + s.location[self._pair_cards]]
+        counts = np.bincount(np.concatenate((key + self.type_of, by_board)),
+                             minlength=self.split_key + len(self.board_pairs) * len(SPLIT_FEATURES))
         return counts, order, ship_rows, holds
 
     def header(self, s, order: list[int], holds: list[int]) -> list[float]:
@@ -280,6 +331,15 @@ class Encoder:
         x = old[..., self._round].astype(np.float64)
         old[..., self._round] = ROUND_HALF * x / (1.0 - x) / ROUND_SCALE_V0
         return old
+
+    def v1_size_of(self, mode: str) -> int:
+        """The length of a mode's v1 vector (what a policy trained on env v1 reads)."""
+        return self.v1_size + self.size_of(mode) - self.size
+
+    def v1_observation(self, vector: np.ndarray) -> np.ndarray:
+        """The v1 observation inside a v2 one (one vector or a batch, any mode): the prefix, then the mode's pieces."""
+        vector = np.asarray(vector, dtype=np.float32)
+        return np.concatenate([vector[..., :self.v1_size], vector[..., self.size:]], axis=-1)
 
     def state_vector(self, game) -> np.ndarray:
         """A global full-information vector (seat 0's full observation), for centralised critics."""

@@ -97,6 +97,38 @@ def test_compact_vector_expands_to_the_encoder_vector_in_a_custom_catalogue(tmp_
     assert seen["over"] == 4 and seen["pay"] > 0
 
 
+def test_by_board_follows_the_catalogue(tmp_path):
+    """Types on several boards come from the catalogue: with the guildhall's buildings worth a VP more, each building
+    type of the other boards lies on three boards, the guildhall's on one; expand and the batch still agree."""
+    from packetrow_env.vector.batch import from_games
+    from packetrow_env.vector.observe_compact import CompactBatchEncoder
+
+    rows = default_rows()
+    for row in rows:
+        if row["kind"] == "building" and row["board"] == "guildhall":
+            row["vp"] = str(int(row["vp"]) + 1)
+    path = tmp_path / "cards.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    compact = CompactEncoder(catalogue.load(path))
+    pairs = compact.full.board_pairs
+    assert len(pairs) == 12 and {b for _, b in pairs} == {1, 2, 3}  # four types on the docks, market and bank
+    assert compact.split(np.zeros(compact.size, np.float32))["by_board"].shape == (8, 6)  # two boards each
+    seen = play_and_check(compact, range(3), every=5)
+    assert seen["over"] == 3
+    games = [Game.new(4, seed=s, cards=compact.cards) for s in range(3)]
+    for game, seed in zip(games, range(3)):
+        rng = np.random.default_rng(seed)
+        for _ in range(150):
+            if not game.is_over:
+                game.step(int(rng.choice(game.legal_actions())))
+    out = np.zeros((3, compact.size), np.float32)
+    CompactBatchEncoder(compact.cards, "tracked").encode(from_games(games), np.zeros(3, np.int64), out)
+    assert all(np.array_equal(out[i], compact.encode(game, 0)) for i, game in enumerate(games))
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_compact_layout_is_contiguous_documented_and_small(mode):
     pieces = layout(mode)
@@ -108,7 +140,7 @@ def test_compact_layout_is_contiguous_documented_and_small(mode):
     assert ENC.index_slices == (slice(0, NUM_SLOTS),)
     assert [p.name for p in pieces[:2]] == ["current_supply", "future_supply"]
     assert ENC.size_of(mode) < full_encoder().size_of(mode) / 3
-    assert ENC.size_of(mode) == (704 if mode in ("tracked", "table") else 772)  # default catalogue
+    assert ENC.size_of(mode) == (776 if mode in ("tracked", "table") else 844)  # default catalogue
     assert ENC.size_of(mode) == len(ENC.encode(Game.new(3, seed=1), 2, mode))
 
 
@@ -127,7 +159,7 @@ def test_supply_indices_are_card_types_plus_one_and_zero_for_empty_slots():
 
 
 def test_expand_refuses_a_vector_of_the_wrong_length():
-    with pytest.raises(ValueError, match="704 or 772 floats"):
+    with pytest.raises(ValueError, match="776 or 844 floats"):
         ENC.expand(np.zeros(100, np.float32))
 
 

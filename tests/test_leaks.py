@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from packetrow_env import raw_env
+from packetrow_env import actions, raw_env
 from packetrow_env import render as text
 from packetrow_env.cards import SHIP, START, load
 from packetrow_env.engine import Game
@@ -220,6 +220,95 @@ def test_action_mask_of_the_player_to_act_depends_only_on_what_he_knows(position
         twin_view = view(twin, seat, "full")
         assert twin_view["action_mask"] == base["action_mask"] == mask.astype(np.int8).tobytes(), name
         assert twin_view["info"] == base["info"], name
+
+
+def table_twins(data: dict, seat: int) -> list[tuple[str, dict]]:
+    """Table mode's own hidden twins: an opponent's hand card (not his starting contract) swapped with a deck card of
+    its board of another type (table mode shows no opponent's hand, R-INFO-2), the player to act's included (in phase
+    pay: the payer's, whose payment options change). Only before the end: the final scores value the hands."""
+    out = []
+    if data["phase"] == "over":
+        return out
+    for q, player in enumerate(data["players"]):
+        if q == seat:
+            continue
+        for card in player["hand"]:
+            board = int(CARDS.board[card])
+            if board == START:
+                continue
+            new = next((c for c in data["boards"][board]["deck"] if TYPE_OF[c] != TYPE_OF[card]
+                        and CARDS.kind[c] != SHIP), None)
+            if new is None:
+                continue
+            twin = copy.deepcopy(data)
+            tp, tb = twin["players"][q], twin["boards"][board]
+            tb["deck"][tb["deck"].index(new)] = card
+            tp["hand"] = sorted([c for c in tp["hand"] if c != card] + [new])
+            try:
+                Game.from_dict(twin)
+            except ValueError:  # e.g. a payer left with one way to pay, or none
+                continue
+            out.append((f"seat {q}'s hand card {card} -> {new}", twin))
+            if len(out) >= 4:
+                return out
+    return out
+
+
+PHASES = ("choose_board", "take", "must_take", "pay", "over")
+
+
+def phase_positions(seed: int) -> dict[tuple[int, str], dict]:
+    """A saved position of each phase for each player count, from random games that stage and ship often."""
+    found: dict[tuple[int, str], dict] = {}
+    rng = np.random.default_rng(seed)
+    for g in range(40):
+        n = 2 + g % 4
+        game = Game.new(n, seed=seed * 100 + g)
+        while not game.is_over:
+            legal = game.legal_actions()
+            shipping = [a for a in legal if a >= actions.ADD_CONTRACT]
+            game.step(int(rng.choice(shipping if shipping and rng.random() < 0.8 else legal)))
+            if (n, game.phase) not in found and rng.random() < 0.2 or game.phase == "pay" and (n, "pay") not in found:
+                found[(n, game.phase)] = game.to_dict()
+        found.setdefault((n, "over"), game.to_dict())
+        if len(found) == 4 * len(PHASES):
+            break
+    return found
+
+
+@pytest.mark.parametrize("phase", PHASES)
+def test_no_leak_in_any_phase_for_any_seat_or_fair_mode(phase):
+    """Every phase, the pay phase included, every seat, every fair mode: hidden twins look identical; in table mode
+    also an opponent's hand changed (in phase pay, the payer's: his payment options are part of his hand)."""
+    found = phase_positions(5)
+    table = 0
+    for n in range(2, 6):
+        data = found[(n, phase)]
+        assert data["phase"] == phase
+        rng = np.random.default_rng(n)
+        for seat in range(n):
+            assert assert_no_leak(data, seat, rng) >= 3
+            base = view(data, seat, "table")
+            for name, twin in table_twins(data, seat):
+                assert not differences(base, view(twin, seat, "table")), name
+                table += 1
+    assert table > 0 or phase == "over"
+
+
+def test_R_SHIP_7_other_seats_see_the_payment_options_only_where_they_know_the_hand():
+    """In phase pay the payer's options are his hand's: table mode shows them to him alone, the modes that track
+    hands to everybody (R-INFO-2, R-INFO-3)."""
+    from tests.test_rules_pay import staged_and_shipped
+
+    game = staged_and_shipped()
+    assert game.phase == "pay" and game.current_player == 0
+    enc = encoder()
+    for mode in ("tracked", "online", "table", "full"):
+        for seat in range(game.num_players):
+            pieces = enc.split(enc.encode(game, seat, mode))
+            assert pieces["paying"][0] == 1
+            shown = pieces["payment_options"][:, 0].sum()
+            assert shown == (len(game.payment_options()) if seat == 0 or mode != "table" else 0), (mode, seat)
 
 
 def test_twins_are_exercised():

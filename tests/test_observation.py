@@ -24,7 +24,7 @@ MAX_SEATS = 5
 
 DOCUMENTED_PIECES = ("num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes",
                      "seats", "holds_starting_contract", "ships", "pending_shipment", "current_supply",
-                     "future_supply", "hands", "discarded", "unseen", "paying", "payment_options")
+                     "future_supply", "hands", "discarded", "unseen", "paying", "payment_options", "by_board")
 DECK_PIECES = ("deck_contents",)  # appended in the modes that know each deck's contents (online, full)
 
 
@@ -257,6 +257,31 @@ def test_pieces_on_a_known_position(mode):
 
     holds = [1, 0, 0, 0, 0] if mode == "table" else [1, 1, 1, 1, 0]
     assert list(obs["holds_starting_contract"]) == holds
+
+    # by_board: the buildings' counts of the rows above, board by board (seat 1's library 34 is the guildhall's, seat
+    # 0's university 120 the market's, the discarded church 29 the guildhall's)
+    pairs = ENC.board_pairs
+    assert sorted({TYPE_NAMES[t] for t, _ in pairs}) == ["church_1vp", "library_3vp", "town_hall_2vp",
+                                                         "university_4vp"]
+    assert [b for _, b in pairs] == [0, 1, 2, 3] * 4
+    revealed = [order[0]] if mode == "table" else order
+    for i, (t, b) in enumerate(pairs):
+        ids = {c for c in range(172) if TYPE_OF[c] == t and CARDS.board[c] == b}
+        row = obs["by_board"][i]
+        discarded = [c for board in d["boards"] for c in board["discard"] if c in ids]
+        assert row[0] == len(discarded), (t, b)
+        for k, q in enumerate(order):
+            assert row[1 + k] == (len(ids & set(game.hand(q))) if q in revealed else 0), (t, b, k)
+        supplied = [c for c in d["boards"][b]["current"] + d["boards"][b]["future"] if c in ids]
+        deck = [c for c in d["boards"][b]["deck"] if c in ids] if mode in ("online", "full") else []
+        assert row[-1] == len(ids) - row[:-1].sum() - len(supplied) - len(deck), (t, b)
+    assert not obs["by_board"][:, 1 + n:-1].any()
+    for name, column in (("discarded", 0), ("unseen", -1)):  # the rows above are the sums over the boards
+        for t in {t for t, _ in pairs}:
+            assert obs[name][t] == sum(obs["by_board"][i, column] for i, (u, _) in enumerate(pairs) if u == t)
+    assert obs["by_board"][pairs.index((int(TYPE_OF[34]), 0)), 1 + order.index(1)] == (mode != "table")
+    assert obs["by_board"][pairs.index((int(TYPE_OF[120]), 2)), 1 + order.index(0)] == (mode != "table")
+    assert obs["by_board"][pairs.index((int(TYPE_OF[29]), 0)), 0] == 1
 
     # every card is counted exactly once across supplies, hands, discards, unseen and ships
     total = (obs["current_supply"].sum() + obs["future_supply"].sum() + obs["hands"].sum()

@@ -11,6 +11,7 @@ import yaml
 from packetrow_agents import make_agent
 from packetrow_agents.policy import SHIPPED_MODEL, PolicyAgent
 from packetrow_agents.terminal import play
+from packetrow_env.compact_observation import encoder as compact_encoder
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
 from tests.test_terminal import Script
@@ -42,8 +43,23 @@ def test_R_SHIP_7_the_shipped_agent_chooses_its_payments():
     game = staged_and_shipped()
     view = SeatView(game)
     mask = game.legal_action_mask()[:actions.NUM_ACTIONS_V1]
-    logits = agent.policy.logits(view.compact_observation(agent.observation_mode))
+    logits = agent.policy.logits(compact_encoder().v1_observation(view.compact_observation(agent.observation_mode)))
     assert agent.act(view) == int(np.argmax(np.where(mask, logits, -np.inf))) >= actions.PAY
+
+
+def test_the_shipped_agent_reads_the_v1_vector_inside_the_v2_one():
+    """Trained on env v1 (no by_board): it reads ``CompactEncoder.v1_observation`` of its seat's vector, through the
+    adapter in ``PolicyAgent.act``, until it is retrained."""
+    agent = PolicyAgent.load()
+    compact = compact_encoder()
+    assert agent.policy.observation_size == compact.v1_size_of(agent.observation_mode) < compact.size
+    game = Game.new(4, seed=1)
+    for _ in range(60):
+        view = SeatView(game)
+        vector = compact.v1_observation(compact.encode(game, game.current_player, agent.observation_mode))
+        action = agent.act(view)
+        assert action == agent.policy.action(vector, game.legal_action_mask())
+        game.step(action)
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4, 5])

@@ -115,6 +115,7 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
     import packetrow_agents.policy_batch as policy_batch
     from packetrow_agents.policy import NumpyPolicy, PolicyAgent
     from packetrow_env import actions
+    from packetrow_env.compact_observation import encoder as compact_encoder
     from packetrow_train.vec_selfplay import PoolOpponents
 
     mixed = path == "mixed"
@@ -128,7 +129,7 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
 
     def perturbed(deeper: bool) -> NumpyPolicy:
         weights = [w + rng.normal(0, 0.05, w.shape) for w in shipped.weights[:2 if deeper else 1]]
-        # the snapshots of a learner of today's layout (the shipped model has the 60 outputs of env v1)
+        # today's 61 outputs on the shipped model's layers, which read the v1 vector (the shipped model has 60)
         return NumpyPolicy(weights, shipped.biases[:len(weights)],
                            rng.normal(0, 0.1, (weights[-1].shape[1], actions.NUM_ACTIONS)),
                            rng.normal(0, 0.1, actions.NUM_ACTIONS), embedding=shipped.embedding,
@@ -148,7 +149,8 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
             break
     assert len(waiting) > 5
     masks = vg.legal_action_mask()[waiting]
-    observations = vg.observe("tracked", rows=waiting, encoding="compact")
+    # the snapshots' layers are the shipped model's (env v1): they read the v1 vector inside the batch's
+    observations = compact_encoder().v1_observation(vg.observe("tracked", rows=waiting, encoding="compact"))
     got = opponents.act(vg, waiting, RowObservations(vg, waiting, "tracked", "compact"), masks)
     seats = vg.current_player[waiting]
     for k, (i, seat) in enumerate(zip(waiting.tolist(), seats.tolist())):

@@ -13,15 +13,16 @@ import numba
 import numpy as np
 
 from ..cards import DESTINATIONS, Catalogue, resolve
-from ..knowledge import OPPONENT_HAND_MODES, check_mode, hides_held_starting_contracts
+from ..knowledge import OPPONENT_HAND_MODES, check_mode, hides_held_starting_contracts, sees_payment_options
 from ..observation import (_BLOCK_ROWS, _DECK_ROWS, _TRASH_ROW, _UNSEEN_ROW, CASH_SCALE, OPTION_FEATURES, ROUND_HALF,
-                           SEAT_FEATURES, encoder)
+                           SEAT_FEATURES, SPLIT_FEATURES, encoder)
 from ..state import CURRENT, FUTURE, HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, NUM_BOARDS, NUM_LOCATIONS, OVER, PAY
 from .batch import Batch
 
 _SEAT_WIDTH = len(SEAT_FEATURES)
 _OPTION_WIDTH = len(OPTION_FEATURES)
 _SHIP_WIDTH = len(DESTINATIONS)  # per seat in the ships piece
+_SPLIT_WIDTH = len(SPLIT_FEATURES)  # per (type, board) pair in by_board
 
 
 class BatchEncoder:
@@ -40,12 +41,16 @@ class BatchEncoder:
         # card type added). Cards the Encoder does not count by location (supplies, counted by slot; ship rows,
         # their own piece) are counted into the payment options instead, cleared right after: no branch per card.
         trash = pieces["paying"].offset
-        assert enc.size - trash >= max(f, len(DESTINATIONS))  # the trash holds a row of types (f <= 172 cards)
+        options = pieces["payment_options"]
+        trash_end = options.offset + options.size
+        assert trash_end - trash >= max(f, len(DESTINATIONS))  # the trash holds a row of types (f <= 172 cards)
         count_at = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS), trash, dtype=np.int32)
         ship_at = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS), trash, dtype=np.int32)
+        # by_board: the column where a card of a split pair lying at each location is counted (-1: not counted)
+        split_at = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS), -1, dtype=np.int32)
         for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
             for seat in range(n):
-                keys, _, ship_rows = enc._observer(n, seat, mode)
+                keys, _, ship_rows, _ = enc._observer(n, seat, mode)
                 for loc in range(NUM_LOCATIONS):
                     key = int(keys[loc])
                     if key < _BLOCK_ROWS * f:
@@ -54,23 +59,31 @@ class BatchEncoder:
                         count_at[n, seat, loc] = enc.size + key - _DECK_ROWS * f
                     if ship_rows[loc] < MAX_PLAYERS * _SHIP_WIDTH:
                         ship_at[n, seat, loc] = ships + ship_rows[loc]
+                    column = enc.split_column[key // f]
+                    if column < _SPLIT_WIDTH:
+                        split_at[n, seat, loc] = column
         assert (count_at[:, :, CURRENT:FUTURE + NUM_BOARDS] == trash).all()  # supplies: counted by slot only
         self._count_at = count_at
         self._ship_at = ship_at
+        self._split_at = split_at
+        self._pair_cards = enc._pair_cards.astype(np.int32)  # the cards by_board counts, and each one's pair
+        self._pair_of = enc.pair_of[enc._pair_cards].astype(np.int32)
         self._supply_at = (block + enc._supply_keys).astype(np.int32)  # current then future slots, board-major
         self._type_of = enc.type_of.astype(np.int32)
         self._ship_ids = enc._ship_ids.astype(np.int32)
         self._ship_destination = enc._ship_destination.astype(np.int32)
         self._contract_number = cards.contract_number.astype(np.int32)
         self._option_rows = np.ascontiguousarray(enc._option_rows, dtype=np.float32)
-        # Piece offsets, then the end of the payment options, the unseen row and two flags of the mode.
+        # Piece offsets, then the end of the payment options, the unseen row and three flags of the mode.
         self._all_rows = {}  # batch size -> arange, the default rows
         self._offsets = np.array([pieces[name].offset for name in (
             "num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes", "seats",
-            "holds_starting_contract", "ships", "pending_shipment", "current_supply", "paying", "payment_options")]
-            + [enc.size, block + _UNSEEN_ROW * f,
+            "holds_starting_contract", "ships", "pending_shipment", "current_supply", "paying", "payment_options",
+            "by_board")]
+            + [trash_end, block + _UNSEEN_ROW * f,
                hides_held_starting_contracts(mode),  # R-INFO-3
-               mode in OPPONENT_HAND_MODES],  # knows whether opponents still hold theirs
+               mode in OPPONENT_HAND_MODES,  # knows whether opponents still hold theirs
+               sees_payment_options(0, 1, mode)],  # a seat but the payer sees his payment options
             dtype=np.int64)
 
     def encode(self, batch: Batch, seats, out: np.ndarray, rows=None, packed: bool = False) -> np.ndarray:
@@ -89,8 +102,10 @@ class BatchEncoder:
                 raise ValueError(f"rows must be a list of game indices from 0 to {num_games - 1}")
         check_out(out, (len(rows) if packed else num_games, self.size))
         bad_row, bad_seat = _encode(batch, seats.astype(np.int64, copy=False), out, rows, packed, self._count_at,
-                                    self._ship_at, self._supply_at, self._type_of, self._ship_ids,
-                                    self._ship_destination, self._contract_number, self._option_rows, self._offsets)
+                                    self._ship_at, self._split_at, self._pair_cards, self._pair_of, self._supply_at,
+                                    self._type_of,
+                                    self._ship_ids, self._ship_destination, self._contract_number, self._option_rows,
+                                    self._offsets)
         if bad_row >= 0:  # found before anything was written
             raise ValueError(f"rows must be a list of game indices from 0 to {num_games - 1}, got {int(rows[bad_row])}")
         if bad_seat >= 0:
@@ -118,8 +133,8 @@ def check_out(out, shape: tuple[int, int]) -> None:
 
 
 @numba.njit(cache=True)
-def _encode(batch, seats, out, rows, packed, count_at, ship_at, supply_at, type_of, ship_ids,
-            ship_destination, contract_number, option_rows, offsets):
+def _encode(batch, seats, out, rows, packed, count_at, ship_at, split_at, pair_cards, pair_of, supply_at, type_of,
+            ship_ids, ship_destination, contract_number, option_rows, offsets):
     """Encoder.encode for the games ``rows`` (see BatchEncoder.encode). Checks first, writing nothing if they
     fail: returns (the first position in ``rows`` of a game index out of range, of a seat beyond the game's
     players), -1 where none."""
@@ -129,8 +144,8 @@ def _encode(batch, seats, out, rows, packed, count_at, ship_at, supply_at, type_
         if seats[rows[j]] >= batch.num_players[rows[j]]:
             return -1, j
     o_players, o_round, o_phase, o_board, o_chosen, o_exhausted, o_decks, o_seats = offsets[:8]
-    o_holds, o_ships, o_pending, o_block, o_paying, o_options, o_end, o_unseen = offsets[8:16]
-    hides, holds_public = offsets[16] != 0, offsets[17] != 0
+    o_holds, o_ships, o_pending, o_block, o_paying, o_options, o_split, o_end, o_unseen = offsets[8:17]
+    hides, holds_public, sees_options = offsets[17] != 0, offsets[18] != 0, offsets[19] != 0
     num_cards = type_of.shape[0]
     for j in range(rows.shape[0]):
         i = rows[j]
@@ -166,6 +181,11 @@ def _encode(batch, seats, out, rows, packed, count_at, ship_at, supply_at, type_
         counts = count_at[n, seat]
         for c in range(num_cards):
             row[counts[location[c]] + type_of[c]] += 1.0
+        splits = split_at[n, seat]
+        for m in range(pair_cards.shape[0]):  # by_board: the cards of types on several boards, again by board
+            column = splits[location[pair_cards[m]]]
+            if column >= 0:
+                row[o_split + pair_of[m] * _SPLIT_WIDTH + column] += 1.0
         current, future = batch.current[i], batch.future[i]
         width, future_width = current.shape[1], future.shape[1]
         for b in range(NUM_BOARDS):
@@ -198,6 +218,7 @@ def _encode(batch, seats, out, rows, packed, count_at, ship_at, supply_at, type_
         # phase pay: each option the sum of its cards' rows in card-id order, as numpy sums them (float32)
         if phase == PAY:
             row[o_paying] = 1.0
+        if phase == PAY and (sees_options or seat == batch.current_player[i]):  # knowledge.sees_payment_options
             for k in range(batch.n_options[i]):
                 at = o_options + k * _OPTION_WIDTH
                 for w in range(batch.options.shape[2]):

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import knowledge
 from ..cards import Catalogue, resolve
-from ..compact_observation import NUM_SLOTS, encoder as compact_encoder
+from ..compact_observation import COMPACT_SPLIT_FEATURES, NUM_SLOTS, encoder as compact_encoder
 from ..knowledge import DECK_CONTENTS_MODES, OPPONENT_HAND_MODES, check_mode
 from ..observation import CASH_SCALE, ROUND_HALF, VALUE_SCALE
 from ..state import (DECK, DISCARD, HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, NUM_BOARDS, NUM_LOCATIONS, OVER, PAY,
@@ -30,10 +30,11 @@ from .observe import check_out, check_seats
 # Offsets passed to the kernel, in this order.
 _OFFSETS = ("num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes", "seats",
             "holds_starting_contract", "ships", "pending_shipment", "paying", "payment_options", "hands",
-            "discarded")
+            "discarded", "by_board")
 (O_COUNT, O_ROUND, O_PHASE, O_BOARD, O_CHOSEN, O_EXHAUSTED, O_DECKS, O_SEATS, O_HOLDS, O_SHIPS, O_PENDING, O_PAYING,
- O_OPTIONS, O_HANDS, O_DISCARDED) = range(len(_OFFSETS))
+ O_OPTIONS, O_HANDS, O_DISCARDED, O_SPLIT) = range(len(_OFFSETS))
 _SEAT_WIDTH = 5  # observation.SEAT_FEATURES
+_SPLIT_WIDTH = len(COMPACT_SPLIT_FEATURES)
 
 
 class CompactBatchEncoder:
@@ -82,10 +83,23 @@ class CompactBatchEncoder:
                         dest[loc] = discarded + np.arange(f)
                     elif DECK <= seen < DECK + NUM_BOARDS:
                         dest[loc] = deck_at[seen - DECK]
+        # by_board: per player count, observer and location the column where a card of a kept pair is counted
+        # (-1: not counted), from the Encoder's count rows (knowledge.location_view); card -> its kept pair or -1.
+        full = compact.full
+        self._split_at = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS), -1, np.int64)
+        for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
+            for seat in range(n):
+                columns = full.split_column[full._observer(n, seat, mode)[0] // f]
+                self._split_at[n, seat] = np.where(columns < _SPLIT_WIDTH, columns, -1)
+        kept = np.full(len(full.board_pairs) + 1, -1, np.int64)  # Encoder pair -> compact pair (index -1: none)
+        kept[compact.split_rows] = np.arange(len(compact.split_rows))
+        self._pair_cards = np.flatnonzero(kept[full.pair_of] >= 0)  # the cards by_board counts, and each one's pair
+        self._pair_of = kept[full.pair_of[self._pair_cards]]
         self._option_rows = compact._option_rows
         # knowledge.starting_contracts: which opponents' held starting contracts are hidden, whose holds are known.
         self._hides_starts = knowledge.hides_held_starting_contracts(mode)
         self._holds_known = mode in OPPONENT_HAND_MODES
+        self._others_see_options = knowledge.sees_payment_options(0, 1, mode)  # a seat but the payer
 
     def encode(self, batch: Batch, seats, out: np.ndarray, rows=None, packed: bool = False) -> np.ndarray:
         """Write game i's compact observation by ``seats[i]`` (one seat per game; < 0: zeros) for every i in
@@ -108,8 +122,8 @@ class CompactBatchEncoder:
                 batch.chosen, batch.cash, batch.has_piece, batch.starting_contract, batch.num_players, batch.round,
                 batch.harbour_master, batch.current_player, batch.phase, batch.resume_phase, batch.current_board,
                 batch.pending, batch.n_pending, batch.options, batch.n_options, seats, rows, targets, self._dest,
-                self._hides_starts, self._holds_known, self._type, self._number, self._option_rows, self._offsets,
-                out)
+                self._split_at, self._pair_cards, self._pair_of, self._hides_starts, self._holds_known,
+                self._others_see_options, self._type, self._number, self._option_rows, self._offsets, out)
         return out
 
 
@@ -123,8 +137,8 @@ def observe_compact(batch: Batch, seats, mode: str = "tracked", cards: Catalogue
 @numba.njit(cache=True)
 def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, cash, has_piece, starting_contract,
             num_players, rnd, harbour_master, current_player, phase, resume_phase, current_board, pending, n_pending,
-            options, n_options, seats, rows, targets, dest, hides_starts, holds_known, type_of, number, option_rows,
-            off, out):
+            options, n_options, seats, rows, targets, dest, split_at, pair_cards, pair_of, hides_starts, holds_known,
+            others_see_options, type_of, number, option_rows, off, out):
     num_cards = location.shape[1]
     sums = np.zeros(option_rows.shape[1], np.int64)
     slots = current.shape[2]
@@ -163,6 +177,11 @@ def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, ca
         at = dest[n, seat]
         for c in range(num_cards):
             o[at[location[i, c], type_of[c]]] += 1.0
+        splits = split_at[n, seat]
+        for m in range(pair_cards.shape[0]):  # by_board: the cards of types on several boards, again by board
+            column = splits[location[i, pair_cards[m]]]
+            if column >= 0:
+                o[off[O_SPLIT] + pair_of[m] * _SPLIT_WIDTH + column] += 1.0
         for k in range(n):
             q = (seat + k) % n
             base = off[O_SEATS] + k * _SEAT_WIDTH
@@ -188,6 +207,7 @@ def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, ca
         o[off[O_OPTIONS]:off[O_OPTIONS] + width] = 0.0  # the trash float
         if ph == PAY:
             o[off[O_PAYING]] = 1.0
+        if ph == PAY and (others_see_options or seat == current_player[i]):  # knowledge.sees_payment_options
             for k in range(n_options[i]):
                 sums[:] = 0
                 for w in range(options.shape[2]):
