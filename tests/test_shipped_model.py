@@ -11,6 +11,7 @@ import yaml
 from packetrow_agents import make_agent
 from packetrow_agents.policy import SHIPPED_MODEL, PolicyAgent
 from packetrow_agents.terminal import play
+from packetrow_env import actions
 from packetrow_env.compact_observation import encoder as compact_encoder
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
@@ -35,7 +36,6 @@ def test_the_shipped_model_is_small_and_names_its_committed_config():
 
 def test_R_SHIP_7_the_shipped_agent_chooses_its_payments():
     """Trained under rules v1: one output per action of the v1 layout (all but 'more'), pay actions included."""
-    from packetrow_env import actions
     from tests.test_rules_pay import staged_and_shipped
 
     agent = PolicyAgent.load()
@@ -58,7 +58,7 @@ def test_the_shipped_agent_reads_the_v1_vector_inside_the_v2_one():
         view = SeatView(game)
         vector = compact.v1_observation(compact.encode(game, game.current_player, agent.observation_mode))
         action = agent.act(view)
-        assert action == agent.policy.action(vector, game.legal_action_mask())
+        assert action == agent.policy.action(vector, game.legal_action_mask()[:actions.NUM_ACTIONS_V1])
         game.step(action)
 
 
