@@ -1,6 +1,6 @@
 """The compact observation: the same information as ``observation`` in about 700 floats a network reads cheaply.
 
-The observation of ``observation.Encoder`` spends 1,632 of its 2,422 floats on 68-wide one-hots of the card
+The observation of ``observation.Encoder`` spends 1,632 of its 2,536 floats on 68-wide one-hots of the card
 type in each of the 24 supply slots. Here each slot is one float, its card type + 1 (0 = empty), for the
 network to embed (``index_slices``, ``num_types``); the rest is the observation's own pieces, less what can
 be derived from them:
@@ -35,8 +35,8 @@ from .cards import BOARDS, DESTINATIONS, GOLD, GOODS, GOODS_KIND, NUM_CONTRACTS,
     resolve
 from . import knowledge
 from .knowledge import DECK_CONTENTS_MODES, MODES, check_mode
-from .observation import (COUNT_ROWS, OPTION_FEATURES, SPLIT_FEATURES, VALUE_SCALE, Encoder, Piece,
-                          encoder as full_encoder)
+from .observation import (COUNT_ROWS, OPTION_FEATURES, PAGE_FEATURES, SPLIT_FEATURES, VALUE_SCALE, Encoder, Piece,
+                          encoder as full_encoder, payment_page)
 from .state import FUTURE_SLOTS, MAX_PLAYERS, MAX_SUPPLY, NUM_BOARDS, PAY
 
 NUM_SLOTS = NUM_BOARDS * (MAX_SUPPLY + FUTURE_SLOTS)  # supply slots: 4 boards x (4 current + 2 future)
@@ -91,6 +91,8 @@ class CompactEncoder:
              "(tracked, online), nothing (table), everything (full)"),
             ("discarded", (f,), "card-type counts of all discard piles"),
             # v2: appended, so that the pieces above stay the v1 layout
+            ("payment_page", (len(PAGE_FEATURES),), "in phase pay, seen as `payment_options`: 1 if more options "
+             "follow the page shown (action more is legal), and the page p shown (0 first) as p / (p + 1)"),
             ("by_board", (len(self.split_rows), len(COMPACT_SPLIT_FEATURES)), "per card type on several boards, per "
              "board holding cards of it but the last (in board order; the one-hot `by_board` less its last board "
              "and its unseen column): its cards in the discard piles and in each seat's hand as `hands` reveals "
@@ -118,6 +120,7 @@ class CompactEncoder:
         self._pending = self._by_name["pending_shipment"].offset
         self._paying = self._by_name["paying"].offset
         self._options = self._slice("payment_options")
+        self._page = self._slice("payment_page")
         self._option_rows = option_rows(cards)
         hand_row, _ = COUNT_ROWS["hands"]
         self._hands = self._slice("hands")
@@ -161,6 +164,7 @@ class CompactEncoder:
         if s.phase == PAY:
             out[self._paying] = 1
         if s.phase == PAY and knowledge.sees_payment_options(seat, s.current_player, mode):
+            out[self._page] = payment_page(game)
             block = out[self._options].reshape(MAX_PAYMENT_OPTIONS, len(COMPACT_OPTION_FEATURES))
             for k, option in enumerate(game.payment_page_options()):
                 sums = self._option_rows[list(option)].sum(axis=0)
@@ -217,6 +221,7 @@ class CompactEncoder:
         options = q["payment_options"]
         options[:, 1:] = p["payment_options"]
         options[:, 0] = p["payment_options"][:, -1] > 0
+        q["payment_page"][:] = p["payment_page"]
         self._expand_split(p, q, supply, deck_modes)
         return out
 

@@ -18,13 +18,14 @@ What the observer knows in each mode is decided by ``knowledge`` (one owner); th
 Versions (the env's docstring keeps the history): v1 (rules v1, the pay phase) appends the pieces
 ``paying`` and ``payment_options`` to the v0 layout (before any mode's own pieces) and normalises
 ``round`` as round / (round + 30). The first ``v0_size`` floats are otherwise the v0 layout, so
-``v0_observation`` gives a policy trained on v0 exactly what it read then. v2 appends ``by_board``: the
-rows ``hands``, ``discarded`` and ``unseen`` count a card type over every board, which cannot say which
-deck still holds the buildings of a name that lie on several boards; ``by_board`` splits those types' counts
-board by board. The first ``v1_size`` floats are the v1 layout and a mode's own pieces follow as before, so
-``v1_observation`` gives a policy trained on v1 exactly what it read then. In phase pay only the payer and the
-modes that track hands see the payment options (``knowledge.sees_payment_options``): in ``table`` mode they
-showed the payer's hidden hand to every seat.
+``v0_observation`` gives a policy trained on v0 exactly what it read then. v2 appends ``payment_page`` (which
+page of options ``payment_options`` shows, and whether more follow: a payment may have more than 12 options)
+and ``by_board``: the rows ``hands``, ``discarded`` and ``unseen`` count a card type over every board, which
+cannot say which deck still holds the buildings of a name that lie on several boards; ``by_board`` splits
+those types' counts board by board. The first ``v1_size`` floats are the v1 layout and a mode's own pieces
+follow as before, so ``v1_observation`` gives a policy trained on v1 exactly what it read then. In phase pay
+only the payer and the modes that track hands see the payment options and their page
+(``knowledge.sees_payment_options``): in ``table`` mode they showed the payer's hidden hand to every seat.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import knowledge
+from . import actions, knowledge
 from .actions import MAX_PAYMENT_OPTIONS
 from .cards import (CAPTAIN, CONTRACT, DESTINATIONS, GOLD, GOODS, GOODS_KIND, KINDS, NUM_CONTRACTS, SHIP, TRADER,
                     Catalogue, resolve)
@@ -52,6 +53,8 @@ ROUND_SCALE_V0 = 20.0
 OPTION_FEATURES = (("present",) + tuple(f"{g}_units" for g in GOODS) + ("single_gold", "double_gold", "traders",
                    "captains") + tuple(f"ship_{d}" for d in DESTINATIONS) + ("value",))
 VALUE_SCALE = 10.0
+# payment_page (v2): where the options of payment_options stand among all of them (paged by action more).
+PAGE_FEATURES = ("more_follow", "page")
 # by_board (v2), per (card type, board) of the types on several boards: where the summed count rows put its cards.
 SPLIT_FEATURES = ("discarded",) + tuple(f"hand_{k}" for k in range(MAX_PLAYERS)) + ("unseen",)
 
@@ -131,6 +134,8 @@ def _spec(num_types: int, split_types: str, num_pairs: int) -> list[tuple[str, t
          f"destination ({', '.join(DESTINATIONS)}), total card value / {VALUE_SCALE:g} (only the payer and the "
          "modes that track hands see them: not the other seats in table mode)"),
         # v2: appended, so that the pieces above stay the v1 layout
+        ("payment_page", (len(PAGE_FEATURES),), "in phase pay, seen as `payment_options`: 1 if more options follow "
+         "the page shown (action more is legal), and the page p shown (0 first) as p / (p + 1)"),
         ("by_board", (num_pairs, len(SPLIT_FEATURES)), f"per card type on several boards ({split_types}), per "
          "board holding cards of it (in board order): its cards in the discard piles, in each seat's hand as "
          "`hands` reveals them (self, then clockwise) and unseen; `discarded`, `hands` and `unseen` sum these"),
@@ -191,6 +196,8 @@ class Encoder:
         options = by_name["payment_options"]
         self._options = slice(options.offset, options.offset + options.size)
         self.v1_size = self._options.stop  # the v1 layout is this prefix (then a mode's pieces: v1_observation)
+        page = by_name["payment_page"]
+        self._page = slice(page.offset, page.offset + page.size)
         split = by_name["by_board"]
         self._split = slice(split.offset, split.offset + split.size)
         # by_board: its cards and their pairs, count row -> column (trash: past the end), and where known_counts
@@ -269,10 +276,11 @@ class Encoder:
         out[self._pending:self._block.start] = 0
         if s.pending:
             out[self._pending + self.cards.contract_number[s.pending]] = 1
-        out[self._paying:self._options.stop] = 0
+        out[self._paying:self._page.stop] = 0
         if s.phase == PAY:
             out[self._paying] = 1
         if s.phase == PAY and knowledge.sees_payment_options(seat, s.current_player, mode):
+            out[self._page] = payment_page(game)
             options = game.payment_page_options()
             rows = self._option_rows
             block = out[self._options].reshape(MAX_PAYMENT_OPTIONS, len(OPTION_FEATURES))
@@ -349,6 +357,12 @@ class Encoder:
         """The named pieces of an observation vector of any mode (told apart by its length), reshaped."""
         pieces = self.pieces + self._mode_pieces if len(vector) > self.size else self.pieces
         return {p.name: vector[p.offset:p.offset + p.size].reshape(p.shape) for p in pieces}
+
+
+def payment_page(game) -> tuple[float, float]:
+    """The ``payment_page`` piece of a game in phase pay (PAGE_FEATURES): more options follow, page p as p / (p + 1)."""
+    page = game.payment_page
+    return float(game.legal_action_mask()[actions.MORE]), page / (page + 1)
 
 
 def _option_rows(cards: Catalogue) -> np.ndarray:

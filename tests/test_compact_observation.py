@@ -140,7 +140,7 @@ def test_compact_layout_is_contiguous_documented_and_small(mode):
     assert ENC.index_slices == (slice(0, NUM_SLOTS),)
     assert [p.name for p in pieces[:2]] == ["current_supply", "future_supply"]
     assert ENC.size_of(mode) < full_encoder().size_of(mode) / 3
-    assert ENC.size_of(mode) == (776 if mode in ("tracked", "table") else 844)  # default catalogue
+    assert ENC.size_of(mode) == (778 if mode in ("tracked", "table") else 846)  # default catalogue
     assert ENC.size_of(mode) == len(ENC.encode(Game.new(3, seed=1), 2, mode))
 
 
@@ -159,7 +159,7 @@ def test_supply_indices_are_card_types_plus_one_and_zero_for_empty_slots():
 
 
 def test_expand_refuses_a_vector_of_the_wrong_length():
-    with pytest.raises(ValueError, match="776 or 844 floats"):
+    with pytest.raises(ValueError, match="778 or 846 floats"):
         ENC.expand(np.zeros(100, np.float32))
 
 

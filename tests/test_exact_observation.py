@@ -2,7 +2,8 @@
 
 A seat's knowledge of the cards is ``knowledge.known_locations`` up to cards it cannot tell apart (one card type,
 one board: two churches of the docks are alike, a church of the docks and one of the bank are not), the card
-type in each supply slot, and in phase pay the payment options where ``knowledge.sees_payment_options``. The
+type in each supply slot, and in phase pay the payment options and the page of them shown where
+``knowledge.sees_payment_options``. The
 public scalars (cash, phase, ...) are left alone by the edits below, and the leak tests cover them.
 
 Edits of random positions move buildings, whose name lies on every board, between the boards' piles and the
@@ -30,6 +31,7 @@ from packetrow_env.state import PAY
 from packetrow_env.vector import VectorGame
 from tests.positions import Position
 from tests.test_leaks import random_position, twins
+from tests.test_rules_pay_pages import HAND_22, on_page, paying
 
 CARDS = load()
 TYPE_OF, _ = card_types(CARDS)
@@ -47,7 +49,7 @@ def known(game: Game, seat: int, mode: str) -> tuple:
     slots = tuple(int(TYPE_OF[c]) if c >= 0 else -1 for c in np.concatenate([s.current.ravel(), s.future.ravel()]))
     options = None
     if s.phase == PAY and knowledge.sees_payment_options(seat, s.current_player, mode):
-        options = tuple(tuple(sorted(TYPE_OF[list(o)].tolist())) for o in game.payment_options())
+        options = tuple(tuple(sorted(TYPE_OF[list(o)].tolist())) for o in game.payment_options()), game.payment_page
     return cards, slots, options
 
 
@@ -233,3 +235,19 @@ def test_the_issues_church_and_town_hall():
         split = encoder().split(encoder().encode(game, 0, mode))["by_board"]
         assert split[PAIRS.index((church, 0)), 0] == 1 and split[PAIRS.index((church, 1)), 0] == 0
         assert split[PAIRS.index((town_hall, 1)), 0] == 1 and split[PAIRS.index((town_hall, 0)), 0] == 0
+
+
+def test_the_page_of_payment_options_shown_is_knowledge():
+    """Two positions that differ only in the page of payment options shown (issue 25: 22 options, 12 a page) give
+    the payer different vectors in every mode, and the other seats wherever they see the options (not table)."""
+    first = paying(HAND_22)
+    second = on_page(first, 1)
+    assert second.payment_options() == first.payment_options() and second.state.location.tolist() == \
+        first.state.location.tolist()
+    for seat in range(first.num_players):
+        different, same = check(first, second, seat)
+        assert (different, same) == ((len(MODES), 0) if seat == first.current_player else (len(MODES) - 1, 1)), seat
+    for encoding in ENCODINGS:  # and the piece that says so, beside the options of the page
+        coder = encoder_for(encoding)
+        pages = [coder.split(coder.encode(game, 0, "table"))["payment_page"].tolist() for game in (first, second)]
+        assert pages == [[1.0, 0.0], [0.0, 0.5]], encoding

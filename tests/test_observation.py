@@ -24,7 +24,8 @@ MAX_SEATS = 5
 
 DOCUMENTED_PIECES = ("num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes",
                      "seats", "holds_starting_contract", "ships", "pending_shipment", "current_supply",
-                     "future_supply", "hands", "discarded", "unseen", "paying", "payment_options", "by_board")
+                     "future_supply", "hands", "discarded", "unseen", "paying", "payment_options", "payment_page",
+                     "by_board")
 DECK_PIECES = ("deck_contents",)  # appended in the modes that know each deck's contents (online, full)
 
 

@@ -16,7 +16,9 @@ from packetrow_agents.heuristic import HeuristicAgent
 from packetrow_agents.heuristic_batch import heuristic_actions
 from packetrow_agents.policy import NumpyPolicy, PolicyAgent
 from packetrow_env import actions
+from packetrow_env.compact_observation import ENCODINGS, encoder_for
 from packetrow_env.engine import Game, IllegalActionError
+from packetrow_env.knowledge import MODES
 from packetrow_env.observation import encoder
 from packetrow_env.render import describe_action
 from packetrow_env.seat_view import SeatView
@@ -192,6 +194,26 @@ def test_the_batch_pages_as_the_game_does():
     assert pressed >= 2  # the two games on their first page turned it
     for i, g in enumerate(games):
         assert vg.game(i).to_dict() == g.to_dict()
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_the_observation_shows_the_page_and_whether_more_follow(encoding):
+    """``payment_page``: [more options follow, page p as p / (p + 1)], seen where the options are (the payer, and
+    every seat but in table mode); the batch kernel writes the same floats, and the compact vector expands to it."""
+    coder = encoder_for(encoding)
+    games = [paying(HAND_22), on_page(paying(HAND_22), 1), paying(HAND_16), on_page(paying(HAND_16), 1)]
+    shown = [[1.0, 0.0], [0.0, 0.5], [1.0, 0.0], [0.0, 0.5]]
+    vg = VectorGame.from_games(games)
+    for mode in MODES:
+        for seat in (0, 1):
+            batched = vg.observe(mode, seats=np.full(len(games), seat), encoding=encoding)
+            for i, game in enumerate(games):
+                vector = coder.encode(game, seat, mode)
+                assert batched[i].tobytes() == vector.tobytes(), (mode, seat, i)
+                piece = coder.split(vector)["payment_page"].tolist()
+                assert piece == (shown[i] if seat == 0 or mode != "table" else [0.0, 0.0]), (mode, seat, i)
+                if encoding == "compact":
+                    assert encoder().split(coder.expand(vector))["payment_page"].tolist() == piece
 
 
 def test_the_heuristic_chooses_on_the_page_shown_in_both_forms():

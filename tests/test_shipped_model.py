@@ -48,8 +48,9 @@ def test_R_SHIP_7_the_shipped_agent_chooses_its_payments():
 
 
 def test_the_shipped_agent_reads_the_v1_vector_inside_the_v2_one():
-    """Trained on env v1 (no by_board): it reads ``CompactEncoder.v1_observation`` of its seat's vector, through the
-    adapter in ``PolicyAgent.act``, until it is retrained."""
+    """Trained on env v1 (no payment_page, by_board nor action more): it reads ``CompactEncoder.v1_observation`` of
+    its seat's vector and the first 60 actions of the mask, through the adapter in ``PolicyAgent.act``, until it is
+    retrained."""
     agent = PolicyAgent.load()
     compact = compact_encoder()
     assert agent.policy.observation_size == compact.v1_size_of(agent.observation_mode) < compact.size

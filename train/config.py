@@ -158,7 +158,7 @@ class EnvConfig:
     num_players: list = option("player counts, one drawn uniformly per episode; repeat a count to weight it",
                                factory=lambda: [2, 3, 4, 5])
     observation_mode: str = option(f"what the learner observes: {' | '.join(MODES)}", "tracked")
-    observation_encoding: str = option("onehot (2,422 floats) | compact (704: card types embedded, a faster "
+    observation_encoding: str = option("onehot (2,536 floats) | compact (778: card types embedded, a faster "
                                        "network; needs vec_env batched)", "onehot")
     # measured: VP margin learns faster than rank, win rate included
     reward_mode: str = option("rank (+1 first .. -1 last) | win | vp (VP minus the others' mean)", "vp")

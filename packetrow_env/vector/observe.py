@@ -12,6 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..actions import MAX_PAYMENT_OPTIONS
 from ..cards import DESTINATIONS, Catalogue, resolve
 from ..knowledge import OPPONENT_HAND_MODES, check_mode, hides_held_starting_contracts, sees_payment_options
 from ..observation import (_BLOCK_ROWS, _DECK_ROWS, _TRASH_ROW, _UNSEEN_ROW, CASH_SCALE, OPTION_FEATURES, ROUND_HALF,
@@ -79,7 +80,7 @@ class BatchEncoder:
         self._offsets = np.array([pieces[name].offset for name in (
             "num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes", "seats",
             "holds_starting_contract", "ships", "pending_shipment", "current_supply", "paying", "payment_options",
-            "by_board")]
+            "payment_page", "by_board")]
             + [trash_end, block + _UNSEEN_ROW * f,
                hides_held_starting_contracts(mode),  # R-INFO-3
                mode in OPPONENT_HAND_MODES,  # knows whether opponents still hold theirs
@@ -115,6 +116,14 @@ class BatchEncoder:
         return out
 
 
+@numba.njit(inline='always')
+def write_payment_page(row, at, page, n_payments):
+    """``observation.payment_page`` into ``row[at:at + 2]``: more options follow (as rules.compute_mask's ``more``),
+    the page."""
+    row[at] = 1.0 if (page + 1) * MAX_PAYMENT_OPTIONS < n_payments else 0.0
+    row[at + 1] = page / (page + 1)
+
+
 def check_seats(seats, num_games: int) -> np.ndarray:
     """``seats`` as an array of one integer seat per game, or a ValueError saying so (both batch encoders)."""
     seats = np.asarray(seats)
@@ -144,8 +153,8 @@ def _encode(batch, seats, out, rows, packed, count_at, ship_at, split_at, pair_c
         if seats[rows[j]] >= batch.num_players[rows[j]]:
             return -1, j
     o_players, o_round, o_phase, o_board, o_chosen, o_exhausted, o_decks, o_seats = offsets[:8]
-    o_holds, o_ships, o_pending, o_block, o_paying, o_options, o_split, o_end, o_unseen = offsets[8:17]
-    hides, holds_public, sees_options = offsets[17] != 0, offsets[18] != 0, offsets[19] != 0
+    o_holds, o_ships, o_pending, o_block, o_paying, o_options, o_page, o_split, o_end, o_unseen = offsets[8:18]
+    hides, holds_public, sees_options = offsets[18] != 0, offsets[19] != 0, offsets[20] != 0
     num_cards = type_of.shape[0]
     for j in range(rows.shape[0]):
         i = rows[j]
@@ -219,6 +228,7 @@ def _encode(batch, seats, out, rows, packed, count_at, ship_at, split_at, pair_c
         if phase == PAY:
             row[o_paying] = 1.0
         if phase == PAY and (sees_options or seat == batch.current_player[i]):  # knowledge.sees_payment_options
+            write_payment_page(row, o_page, batch.payment_page[i], batch.n_payments[i])
             for k in range(batch.n_options[i]):
                 at = o_options + k * _OPTION_WIDTH
                 for w in range(batch.options.shape[2]):

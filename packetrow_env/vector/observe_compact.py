@@ -25,14 +25,14 @@ from ..state import (DECK, DISCARD, HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, NU
                      SHIPS)
 from . import tables
 from .batch import Batch
-from .observe import check_out, check_seats
+from .observe import check_out, check_seats, write_payment_page
 
 # Offsets passed to the kernel, in this order.
 _OFFSETS = ("num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes", "seats",
             "holds_starting_contract", "ships", "pending_shipment", "paying", "payment_options", "hands",
-            "discarded", "by_board")
+            "discarded", "payment_page", "by_board")
 (O_COUNT, O_ROUND, O_PHASE, O_BOARD, O_CHOSEN, O_EXHAUSTED, O_DECKS, O_SEATS, O_HOLDS, O_SHIPS, O_PENDING, O_PAYING,
- O_OPTIONS, O_HANDS, O_DISCARDED, O_SPLIT) = range(len(_OFFSETS))
+ O_OPTIONS, O_HANDS, O_DISCARDED, O_PAGE, O_SPLIT) = range(len(_OFFSETS))
 _SEAT_WIDTH = 5  # observation.SEAT_FEATURES
 _SPLIT_WIDTH = len(COMPACT_SPLIT_FEATURES)
 
@@ -121,9 +121,10 @@ class CompactBatchEncoder:
         _encode(batch.location, batch.deck_top, batch.deck_end, batch.current, batch.future, batch.exhausted,
                 batch.chosen, batch.cash, batch.has_piece, batch.starting_contract, batch.num_players, batch.round,
                 batch.harbour_master, batch.current_player, batch.phase, batch.resume_phase, batch.current_board,
-                batch.pending, batch.n_pending, batch.options, batch.n_options, seats, rows, targets, self._dest,
-                self._split_at, self._pair_cards, self._pair_of, self._hides_starts, self._holds_known,
-                self._others_see_options, self._type, self._number, self._option_rows, self._offsets, out)
+                batch.pending, batch.n_pending, batch.options, batch.n_options, batch.payment_page, batch.n_payments,
+                seats, rows, targets, self._dest, self._split_at, self._pair_cards, self._pair_of, self._hides_starts,
+                self._holds_known, self._others_see_options, self._type, self._number, self._option_rows,
+                self._offsets, out)
         return out
 
 
@@ -137,8 +138,8 @@ def observe_compact(batch: Batch, seats, mode: str = "tracked", cards: Catalogue
 @numba.njit(cache=True)
 def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, cash, has_piece, starting_contract,
             num_players, rnd, harbour_master, current_player, phase, resume_phase, current_board, pending, n_pending,
-            options, n_options, seats, rows, targets, dest, split_at, pair_cards, pair_of, hides_starts, holds_known,
-            others_see_options, type_of, number, option_rows, off, out):
+            options, n_options, payment_page, n_payments, seats, rows, targets, dest, split_at, pair_cards, pair_of,
+            hides_starts, holds_known, others_see_options, type_of, number, option_rows, off, out):
     num_cards = location.shape[1]
     sums = np.zeros(option_rows.shape[1], np.int64)
     slots = current.shape[2]
@@ -208,6 +209,7 @@ def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, ca
         if ph == PAY:
             o[off[O_PAYING]] = 1.0
         if ph == PAY and (others_see_options or seat == current_player[i]):  # knowledge.sees_payment_options
+            write_payment_page(o, off[O_PAGE], payment_page[i], n_payments[i])
             for k in range(n_options[i]):
                 sums[:] = 0
                 for w in range(options.shape[2]):
