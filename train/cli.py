@@ -58,7 +58,7 @@ def _info(args) -> int:
 
 
 def _flatten(prefix: str, value) -> list[tuple[str, object]]:
-    """(dotted name, value) rows of nested dicts, e.g. ('observation_sizes.tracked.onehot', 2422)."""
+    """(dotted name, value) rows of nested dicts, e.g. ('observation_sizes.tracked.onehot', 2536)."""
     if not isinstance(value, dict):
         return [(prefix, value)]
     return [row for name, item in value.items() for row in _flatten(f"{prefix}.{name}" if prefix else name, item)]
