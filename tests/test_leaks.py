@@ -222,6 +222,23 @@ def test_action_mask_of_the_player_to_act_depends_only_on_what_he_knows(position
         assert twin_view["info"] == base["info"], name
 
 
+def hand_card_swapped(data: dict, q: int, card: int) -> tuple[dict | None, int | None]:
+    """(a copy of ``data`` where seat q's hand card ``card`` is swapped with a deck card of another type of its
+    board, that card); (None, None) for a starting card or where the deck has no such card."""
+    board = int(CARDS.board[card])
+    if board == START:
+        return None, None
+    new = next((c for c in data["boards"][board]["deck"] if TYPE_OF[c] != TYPE_OF[card] and CARDS.kind[c] != SHIP),
+               None)
+    if new is None:
+        return None, None
+    twin = copy.deepcopy(data)
+    tp, tb = twin["players"][q], twin["boards"][board]
+    tb["deck"][tb["deck"].index(new)] = card
+    tp["hand"] = sorted([c for c in tp["hand"] if c != card] + [new])
+    return twin, new
+
+
 def table_twins(data: dict, seat: int) -> list[tuple[str, dict]]:
     """Table mode's own hidden twins: an opponent's hand card (not his starting contract) swapped with a deck card of
     its board of another type (table mode shows no opponent's hand, R-INFO-2), the player to act's included (in phase
@@ -233,17 +250,9 @@ def table_twins(data: dict, seat: int) -> list[tuple[str, dict]]:
         if q == seat:
             continue
         for card in player["hand"]:
-            board = int(CARDS.board[card])
-            if board == START:
+            twin, new = hand_card_swapped(data, q, card)
+            if twin is None:
                 continue
-            new = next((c for c in data["boards"][board]["deck"] if TYPE_OF[c] != TYPE_OF[card]
-                        and CARDS.kind[c] != SHIP), None)
-            if new is None:
-                continue
-            twin = copy.deepcopy(data)
-            tp, tb = twin["players"][q], twin["boards"][board]
-            tb["deck"][tb["deck"].index(new)] = card
-            tp["hand"] = sorted([c for c in tp["hand"] if c != card] + [new])
             try:
                 Game.from_dict(twin)
             except ValueError:  # e.g. a payer left with one way to pay, or none
@@ -408,17 +417,9 @@ def taken_card_swaps(data: dict, seat: int) -> list[tuple[str, dict]]:
         if q == seat or q == data["current_player"]:
             continue
         for card in player["hand"]:
-            board = int(CARDS.board[card])
-            if board == START:
+            twin, new = hand_card_swapped(data, q, card)
+            if twin is None:
                 continue
-            deck = data["boards"][board]["deck"]
-            new = next((c for c in deck if TYPE_OF[c] != TYPE_OF[card] and CARDS.kind[c] != SHIP), None)
-            if new is None:
-                continue
-            twin = copy.deepcopy(data)
-            tp, tb = twin["players"][q], twin["boards"][board]
-            tb["deck"][tb["deck"].index(new)] = card
-            tp["hand"] = sorted([c for c in tp["hand"] if c != card] + [new])
             out.append((f"seat {q}'s taken card {card} -> {new}", twin))
             break
     return out
