@@ -20,6 +20,15 @@ def make_env(mixture, num_envs=8, num_players=(2, 3, 4), reward_mode="rank"):
                           seed=0)
 
 
+def play_randomly(env, steps: int) -> None:
+    """Reset ``env`` and play ``steps`` random legal learner moves."""
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(steps):
+        env.step_async(random_legal(env.action_masks(), rng))
+        env.step_wait()
+
+
 def test_episodes_pay_the_learner_his_own_reward():
     """Each finished episode's reward is the learner seat's final reward of its scores (R-SCORE-4)."""
     env = make_env({"random": 1.0, "heuristic": 0.3})
@@ -97,11 +106,7 @@ def test_heuristic_opponents_move_by_one_compiled_call_per_group(monkeypatch):
     monkeypatch.setattr(heuristic_batch, "heuristic_actions", checked)
     monkeypatch.setattr(base, "SeatView", None)  # the one-game path would fail
     env = make_env({"heuristic": 1.0, "heuristic:threshold=2": 1.0}, num_envs=8, num_players=(2, 3, 4, 5))
-    env.reset()
-    rng = np.random.default_rng(0)
-    for _ in range(60):
-        env.step_async(random_legal(env.action_masks(), rng))
-        env.step_wait()
+    play_randomly(env, 60)
     assert {threshold for _, threshold in calls} == {0.0, 2.0}
     assert max(size for size, _ in calls) > 1  # groups of several games in one call
 
@@ -192,11 +197,7 @@ def test_a_new_batched_agent_needs_no_edit_of_the_pool(monkeypatch):
     monkeypatch.setitem(registry.AGENTS, "lowest", ("tests.test_vec_selfplay", "Lowest"))
     monkeypatch.setattr(Lowest, "calls", [])
     env = make_env({"lowest": 1.0, "random": 1.0}, num_envs=8, num_players=(2, 3, 4, 5))
-    env.reset()
-    rng = np.random.default_rng(0)
-    for _ in range(40):
-        env.step_async(random_legal(env.action_masks(), rng))
-        env.step_wait()
+    play_randomly(env, 40)
     assert max(Lowest.calls) > 1  # several games in one call
     assert {entry[1] for entry in env.opponents.entries} == {"lowest", "random"}
 
