@@ -33,6 +33,11 @@ def custom_catalogue(folder):
     for row in rows:
         if row["kind"] == "building":
             row["vp"] = str(int(row["vp"]) + 1)
+    return load_rows(rows, folder)
+
+
+def load_rows(rows: list[dict], folder):
+    """The catalogue of ``rows``, written to ``folder``/cards.csv and loaded."""
     path = folder / "cards.csv"
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
@@ -107,12 +112,7 @@ def test_by_board_follows_the_catalogue(tmp_path):
     for row in rows:
         if row["kind"] == "building" and row["board"] == "guildhall":
             row["vp"] = str(int(row["vp"]) + 1)
-    path = tmp_path / "cards.csv"
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    compact = CompactEncoder(catalogue.load(path))
+    compact = CompactEncoder(load_rows(rows, tmp_path))
     pairs = compact.full.board_pairs
     assert len(pairs) == 12 and {b for _, b in pairs} == {1, 2, 3}  # four types on the docks, market and bank
     assert compact.split(np.zeros(compact.size, np.float32))["by_board"].shape == (8, 6)  # two boards each

@@ -12,13 +12,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..actions import MAX_PAYMENT_OPTIONS
 from ..cards import DESTINATIONS, Catalogue, resolve
 from ..knowledge import OPPONENT_HAND_MODES, check_mode, hides_held_starting_contracts, sees_payment_options
 from ..observation import (_BLOCK_ROWS, _DECK_ROWS, _TRASH_ROW, _UNSEEN_ROW, CASH_SCALE, OPTION_FEATURES, ROUND_HALF,
                            SEAT_FEATURES, SPLIT_FEATURES, encoder)
 from ..state import CURRENT, FUTURE, HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, NUM_BOARDS, NUM_LOCATIONS, OVER, PAY
 from .batch import Batch
+from .rules import more_follow
 
 _SEAT_WIDTH = len(SEAT_FEATURES)
 _OPTION_WIDTH = len(OPTION_FEATURES)
@@ -118,9 +118,8 @@ class BatchEncoder:
 
 @numba.njit(inline='always')
 def write_payment_page(row, at, page, n_payments):
-    """``observation.payment_page`` into ``row[at:at + 2]``: more options follow (as rules.compute_mask's ``more``),
-    the page."""
-    row[at] = 1.0 if (page + 1) * MAX_PAYMENT_OPTIONS < n_payments else 0.0
+    """``observation.payment_page`` into ``row[at:at + 2]``: more options follow (action ``more``), the page."""
+    row[at] = 1.0 if more_follow(page, n_payments) else 0.0
     row[at + 1] = page / (page + 1)
 
 

@@ -36,6 +36,12 @@ _NO_REFCOUNT = dict(_JIT, _nrt=False)
 # copies the Batch's array structs onto the stack (measured: 0.40 -> 0.34 us of kernel time per game step).
 
 
+@numba.njit(**_NO_REFCOUNT)
+def more_follow(page, n_payments) -> bool:
+    """Whether payment options follow page ``page`` of ``n_payments`` (action ``more`` is legal, R-SHIP-7)."""
+    return (page + 1) * PAGE < n_payments
+
+
 class HandCache(NamedTuple):
     """What the masks read of each seat's hand, kept up to date by the kernels (as Game caches its summaries)."""
 
@@ -173,7 +179,7 @@ def compute_mask(b, tab, i, hc, mask, res, con):
     if phase == PAY:  # R-SHIP-7: an option of the page shown, or the next page
         for k in range(b.n_options[i]):
             mask[PAY_ACTION + k] = True
-        mask[MORE] = (b.payment_page[i] + 1) * PAGE < b.n_payments[i]
+        mask[MORE] = more_follow(b.payment_page[i], b.n_payments[i])
         return
     p = b.current_player[i]
     if b.n_pending[i] > 0:  # R-SHIP-6: only add a contract the shipment can take too, or ship
