@@ -148,7 +148,7 @@ class Game:
         return Game(sample(self.state, self.cards, observer, rng, mode), self.cards)
 
     def to_dict(self) -> dict:
-        """The position as plain JSON types (schema version 2, docs/design.md "Saved games")."""
+        """The position as plain JSON types (schema version 3, docs/design.md "Saved games")."""
         from .saved_game import to_dict
         return to_dict(self)
 
@@ -303,8 +303,7 @@ class Game:
             if a == actions.MORE:
                 s.payment_page += 1
             elif a >= actions.PAY:
-                first = s.payment_page * actions.MAX_PAYMENT_OPTIONS
-                self._settle(p, self._payment_options()[first + a - actions.PAY])
+                self._settle(p, self.payment_page_options()[a - actions.PAY])
                 s.phase = s.resume_phase
                 s.resume_phase = -1
                 s.payment_page = 0
