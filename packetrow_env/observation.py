@@ -206,7 +206,6 @@ class Encoder:
         for i, (t, b) in enumerate(self.board_pairs):
             self.pair_of[(self.type_of == t) & (cards.board == b)] = i
         self._pair_cards = np.flatnonzero(self.pair_of >= 0)
-        self._pair_rows = np.arange(len(self._pair_cards)) * NUM_LOCATIONS  # a pair card's row of split keys
         self.split_key = (_TRASH_ROW + 1) * f
         column = np.full(_TRASH_ROW + 1, len(SPLIT_FEATURES), dtype=np.int64)
         column[_DISCARDED_ROW] = 0
@@ -216,6 +215,14 @@ class Encoder:
         self._option_rows = _option_rows(cards)
         self._ship_ids = np.flatnonzero(cards.kind == SHIP)
         self._ship_destination = cards.destination[self._ship_ids].astype(np.int64)
+        # known_counts finds every count in one gather from a per-observer table of (entry, location) keys and one
+        # bincount: entry e counts card _counted[e] (all cards by type, the pair cards by board, the ships by owner)
+        self.ship_key = self.split_key + len(self.board_pairs) * len(SPLIT_FEATURES)  # ships: seat in order, dest.
+        self._counted = np.concatenate((np.arange(len(cards.kind)), self._pair_cards, self._ship_ids))
+        self._counted_rows = np.arange(len(self._counted)) * NUM_LOCATIONS
+        self._counted_type = np.concatenate((self.type_of, np.zeros(len(self._pair_cards), dtype=np.int64),
+                                             self._ship_destination))
+        self._counts_size = self.ship_key + (MAX_PLAYERS + 1) * len(DESTINATIONS)
         self._supply_keys = np.arange(_CURRENT_ROWS, _HAND_ROWS) * f
         self._row_tables = {}
         # A provable bound for the observation space: all the cash the game can hold, or all the cards.
@@ -235,8 +242,8 @@ class Encoder:
         return self._sizes[check_mode(mode)]
 
     def _observer(self, n: int, seat: int, mode: str):
-        """Lookup tables of one observer: location -> count key, seats in his order, location -> ship key, (pair card,
-        location) -> by_board key."""
+        """Lookup tables of one observer: location -> count key, seats in his order, location -> ship key, and
+        (counted entry, location) -> key (the count keys, then the by_board and ship keys: ``_counted``)."""
         key = (n, seat, mode)
         tables = self._row_tables.get(key)
         if tables is None:
@@ -256,7 +263,10 @@ class Encoder:
             columns = self.split_column[seen_rows]
             split = self.split_key + self.pair_of[self._pair_cards, None] * len(SPLIT_FEATURES) + columns
             split[:, columns == len(SPLIT_FEATURES)] = _TRASH_ROW * self.num_types  # not counted by board
-            tables = self._row_tables[key] = (seen_rows * self.num_types, order, ships, split.ravel())
+            rows = seen_rows * self.num_types
+            keys = np.concatenate((np.broadcast_to(rows, (len(self.type_of), NUM_LOCATIONS)), split,
+                                   np.broadcast_to(self.ship_key + ships, (len(self._ship_ids), NUM_LOCATIONS))))
+            tables = self._row_tables[key] = (rows, order, ships, keys.ravel())
         return tables
 
     def encode(self, game, seat: int, mode: str = "tracked") -> np.ndarray:
@@ -266,13 +276,11 @@ class Encoder:
         size = self._sizes[mode]
         out = np.empty(size, dtype=np.float32)
         out[self._block] = counts[:_BLOCK_ROWS * self.num_types]
-        out[self._split] = counts[self.split_key:]
+        out[self._split] = counts[self.split_key:self.ship_key]
         if size != self.size:  # deck_contents (R-INFO-4)
             out[self.size:] = counts[_DECK_ROWS * self.num_types:_TRASH_ROW * self.num_types]
         out[:self._header] = self.header(s, order, holds)
-        ships = np.bincount(ship_rows[s.location[self._ship_ids]] + self._ship_destination,
-                            minlength=(MAX_PLAYERS + 1) * len(DESTINATIONS))
-        out[self._ships] = ships[:MAX_PLAYERS * len(DESTINATIONS)]
+        out[self._ships] = counts[self.ship_key:self.ship_key + MAX_PLAYERS * len(DESTINATIONS)]
         out[self._pending:self._block.start] = 0
         if s.pending:
             out[self._pending + self.cards.contract_number[s.pending]] = 1
@@ -295,11 +303,12 @@ class Encoder:
 
         The counts are one bincount of ``ROWS * num_types`` values: row ``r`` (see ``COUNT_ROWS``) of type ``t``
         at ``r * num_types + t``, then from ``split_key`` the ``by_board`` counts (pair by pair, ``SPLIT_FEATURES``
-        each). Shared with the compact encoding, so both read the same knowledge.
+        each), then from ``ship_key`` the ships face up (seat in his order, destination). Shared with the compact
+        encoding, so both read the same knowledge.
         """
         n = s.num_players
-        rows, order, ship_rows, split_keys = self._observer(n, seat, mode)
-        key = rows[s.location]
+        _, order, ship_rows, keys = self._observer(n, seat, mode)
+        key = keys[self._counted_rows + s.location[self._counted]]
         supply = s.buffer[self._supply]
         filled = supply >= 0
         key[supply[filled]] = self._supply_keys[filled]
@@ -307,9 +316,7 @@ class Encoder:
         if hidden:
             key[hidden] = _UNSEEN_ROW * self.num_types  # R-INFO-3
         holds = [known_holds[q] or 0 for q in order]
-        by_board = split_keys[self._pair_rows + s.location[self._pair_cards]]
-        counts = np.bincount(np.concatenate((key + self.type_of, by_board)),
-                             minlength=self.split_key + len(self.board_pairs) * len(SPLIT_FEATURES))
+        counts = np.bincount(key + self._counted_type, minlength=self._counts_size)
         return counts, order, ship_rows, holds
 
     def header(self, s, order: list[int], holds: list[int]) -> list[float]:
