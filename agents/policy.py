@@ -378,6 +378,14 @@ def load_policy(path=None) -> NumpyPolicy:
     return NumpyPolicy.load_npz(path)
 
 
+def policy_input(policy: NumpyPolicy, observations: np.ndarray, encoding: str, cards=None) -> np.ndarray:
+    """What ``policy`` reads of a batch's observations in its encoding: them, or for a policy trained on env v1 the
+    v1 vector inside (see ``PolicyAgent``)."""
+    if observations.shape[-1] == policy.observation_size:
+        return observations
+    return encoder_for(encoding, cards).v1_observation(observations)
+
+
 def _forward(policies: list[NumpyPolicy], turns, ids: np.ndarray, deterministic: bool) -> np.ndarray:
     """The moves of ``policies[ids[k]]`` (one observation layout and action count) for the turns: one PolicyStack
     call where they share an architecture and have few rows each (``STACK_ROWS_PER_POLICY``), else one numpy
@@ -386,9 +394,7 @@ def _forward(policies: list[NumpyPolicy], turns, ids: np.ndarray, deterministic:
 
     groups = np.unique(ids)
     stack = stack_of(tuple(policies))
-    observations = turns.observe()
-    if observations.shape[1] != policies[0].observation_size:  # a v1 policy: the v1 vector inside (see act)
-        observations = encoder_for(turns.observation_encoding, turns.games.cards).v1_observation(observations)
+    observations = policy_input(policies[0], turns.observe(), turns.observation_encoding, turns.games.cards)
     masks = turns.masks[:, :policies[0].num_actions]
     if stack is not None and len(ids) <= STACK_ROWS_PER_POLICY * len(groups):
         return stack.actions(ids, observations, masks, turns.rng, deterministic)

@@ -12,6 +12,7 @@ AGENTS = {
     "heuristic": ("packetrow_agents.heuristic", "HeuristicAgent"),
     "ismcts": ("packetrow_agents.ismcts", "ISMCTSAgent"),
     "ppo": ("packetrow_agents.policy", "PolicyAgent"),
+    "search": ("packetrow_agents.search", "SearchAgent"),
 }
 ALIASES = {"iters": "iterations", "seconds": "seconds_per_move", "time": "seconds_per_move"}
 POSITIONAL = {"ppo": "path"}  # 'ppo:models/x.npz' means 'ppo:path=models/x.npz'
@@ -27,8 +28,9 @@ def _value(text: str):
     return {"true": True, "false": False, "none": None}.get(text.lower(), text)
 
 
-# constructor parameters a spec cannot set: the caller seeds the agent, names it, and passes objects in code
-NOT_OPTIONS = ("self", "seed", "name", "policy")
+# constructor parameters a spec cannot set: the caller seeds the agent and names it; objects are passed in code
+NOT_OPTIONS = ("self", "seed", "name")
+CODE_ONLY = {"ppo": ("policy",)}  # PolicyAgent(policy=NumpyPolicy); a spec names the model by path
 
 
 def agent_class(name: str):
@@ -40,7 +42,7 @@ def agent_class(name: str):
 def agent_options(name: str) -> list[str]:
     """The options a spec of agent ``name`` may set (its constructor's keyword parameters)."""
     parameters = inspect.signature(agent_class(name).__init__).parameters
-    return [p for p in parameters if p not in NOT_OPTIONS]
+    return [p for p in parameters if p not in NOT_OPTIONS + CODE_ONLY.get(name, ())]
 
 
 def _options_text(name: str) -> str:

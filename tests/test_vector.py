@@ -238,3 +238,21 @@ def test_kernels_without_reference_counting_leak_nothing():
     finally:
         if not was_on:
             nrt.memsys_disable_stats()
+
+
+def test_from_games_of_finished_games_reports_their_final_scores_and_rewards():
+    rng = np.random.default_rng(0)
+    games = []
+    for seed, n in enumerate((2, 3, 4, 5)):
+        game = Game.new(n, seed=seed)
+        while not game.is_over:
+            game.step(int(rng.choice(game.legal_actions())))
+        games.append(game)
+    batch = VectorGame.from_games(games)
+    vp, cash = batch.scores()
+    rewards = batch.rewards("rank")
+    for i, game in enumerate(games):
+        n = game.num_players
+        assert vp[i, :n].tolist() == [row["vp"] for row in game.scores()]
+        assert cash[i, :n].tolist() == [row["cash"] for row in game.scores()]
+        assert np.allclose(rewards[i, :n], final_rewards(game.scores(), "rank"))

@@ -58,6 +58,9 @@ class VectorGame:
                 vg._hands.money[i, p] = int(vg.cards.money[hand].sum())
                 vg._hands.assistants[i, p] = int((vg.cards.kind[hand] == ASSISTANT).sum())
         rules.masks_of(vg.batch, vg._table, vg._contract_ids, vg._hands, vg._mask, rows, vg._scratch)
+        over = np.flatnonzero(vg.is_over)  # games already finished: their final scores, as step records them
+        if len(over):
+            vg._final[0, over], vg._final[1, over] = vg._scores(over)
         return vg
 
     def _allocate(self, counts, seeds, autoreset, cards) -> None:

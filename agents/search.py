@@ -1,0 +1,181 @@
+"""Search on a learned policy: determinised policy rollouts for every candidate action (SPARTA-style).
+
+At each decision the agent deals K determinisations of what its seat cannot see
+(``SeatView.sample_determinization``: uniform over the deals consistent with the seat's knowledge), takes the
+candidate actions (the policy's ``candidates`` most likely legal ones, or every legal one), and plays every
+(determinisation, candidate) pair to the end of the game with the policy at every seat: one ``VectorGame``
+holding all K x C games, one compiled policy forward per step for all of them (``PolicyStack``). The
+same K determinisations serve every candidate and the rollouts are the policy's argmax, so candidates are
+compared on common deals with no other noise (common random numbers). Waves of K determinisations repeat until
+the budget is spent: ``seconds_per_move`` (time; a wave started is finished) or ``rollouts`` (work: rollouts
+per decision, all candidates counted). The choice is the candidate with the best mean reward, ties to the
+policy's favourite.
+
+The reward of a finished rollout, for the searching seat, is ``scoring.final_rewards``' rank reward (the mean
+over opponents of +1 / 0 / -1) blended with a small VP-margin term, as ``ismcts.terminal_rewards`` does, so a
+search in a won position still prefers the larger lead.
+
+No cheating: the seat's hidden cards are seen only through determinisations, which depend only on what the
+seat knows, and the rollouts are deterministic given a determinisation: two games that differ only in what the
+seat cannot know get the same action for a seed (tests/test_search.py).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from packetrow_env.actions import MAX_PAYMENT_OPTIONS, PAY
+from packetrow_env.vector import VectorGame
+
+from .base import Agent
+from .ismcts import TERMINAL_MARGIN_WEIGHT
+from .policy import NumpyPolicy, PolicyAgent, policy_input
+from .policy_batch import stack_of
+
+DEFAULT_ROLLOUTS = 256  # per decision, when no budget is given
+MARGIN_SCALE = 5.0  # VP, as ismcts.terminal_rewards
+
+
+class SearchAgent(Agent):
+    """Determinised rollouts of a learned policy for the policy's top candidate actions; see the module."""
+
+    def __init__(self, seed: int = 0, policy="ppo", seconds_per_move: float | None = None,
+                 rollouts: int | None = None, determinizations: int = 16, candidates: int = 4):
+        if seconds_per_move is not None and rollouts is not None:
+            raise ValueError("give one budget: rollouts or seconds_per_move, not both "
+                             f"(got rollouts={rollouts!r}, seconds_per_move={seconds_per_move!r})")
+        if seconds_per_move is not None and (isinstance(seconds_per_move, bool)
+                                             or not isinstance(seconds_per_move, (int, float, np.number))
+                                             or not 0 < seconds_per_move < math.inf):
+            raise ValueError(f"seconds_per_move must be a positive number of seconds, got {seconds_per_move!r}")
+        for key, value, least in (("rollouts", rollouts, 1), ("determinizations", determinizations, 1),
+                                  ("candidates", candidates, 0)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                                      or value < least):
+                raise ValueError(f"{key} must be an integer of at least {least}"
+                                 + (" (0: every legal action)" if key == "candidates" else "") + f", got {value!r}")
+        if seconds_per_move is None and rollouts is None:
+            rollouts = DEFAULT_ROLLOUTS
+        self.player = _policy_agent(policy)
+        if self.player.policy.num_actions < PAY + MAX_PAYMENT_OPTIONS:
+            raise ValueError(f"the policy has {self.player.policy.num_actions} outputs, no pay actions (an env v0 "
+                             "export): search needs a policy that plays every phase; retrain or export it again")
+        self._stack = stack_of((self.player.policy,))
+        self.seconds_per_move = None if seconds_per_move is None else float(seconds_per_move)
+        self.rollouts = None if rollouts is None else int(rollouts)
+        self.determinizations = int(determinizations)
+        self.candidates = int(candidates)
+        self.name = "search"
+        self.last_rollouts = 0  # rollouts of the last decision, for benchmarks
+        self.reset(seed)
+
+    def reset(self, seed: int) -> None:
+        """Reseed for a new game (the determinisations' generator)."""
+        self._rng = np.random.default_rng(seed)
+
+    def act(self, view) -> int:
+        """The candidate action with the best mean rollout reward for the seat of ``view`` (a SeatView of a game)."""
+        if not view.has_game:
+            raise ValueError("SearchAgent plays determinisations of the table: act(SeatView(game, seat)), not a view "
+                             "of an observation")
+        legal = view.legal_actions()
+        if not legal:
+            raise ValueError("no legal action: the mask is all zeros (is the game over, or is it another seat's turn?)")
+        if len(legal) == 1:
+            return int(legal[0])
+        deadline = None if self.seconds_per_move is None else time.perf_counter() + self.seconds_per_move
+        seat = view.seat
+        first = view.sample_determinization(self._rng)
+        prior = self.prior(first, seat, legal)
+        order = sorted(legal, key=lambda a: (-prior[a], a))
+        candidates = order if self.candidates == 0 else order[:self.candidates]
+        total = np.zeros(len(candidates))
+        done = 0
+        deals = [first]
+        while True:
+            k = self.determinizations
+            if self.rollouts is not None:
+                k = min(k, math.ceil((self.rollouts - done) / len(candidates)))
+            deals += [view.sample_determinization(self._rng) for _ in range(k - len(deals))]
+            total += self._rollouts(deals, candidates, seat).sum(axis=0)
+            done += len(deals) * len(candidates)
+            deals = []
+            if (self.rollouts is not None and done >= self.rollouts) \
+                    or (deadline is not None and time.perf_counter() >= deadline):
+                break
+        self.last_rollouts = done
+        best = max(range(len(candidates)), key=lambda j: (total[j], -j))  # ties: the policy's order
+        return int(candidates[best])
+
+    def prior(self, game, seat: int, legal: list[int]) -> np.ndarray:
+        """The policy's probabilities of the actions at ``seat``'s decision in ``game`` (a determinisation: the
+        seat's observation is the same in all of them), zero off ``legal``."""
+        games = VectorGame.from_games([game])
+        logits = self._stack.logits(np.zeros(1, np.int64), self._inputs(games, np.zeros(1, np.int64)))[0]
+        out = np.zeros(games.legal_action_mask().shape[1])
+        known = [a for a in legal if a < len(logits)]  # a v1 policy has no output for the v2 action 'more'
+        if known:
+            odds = np.exp(logits[known] - logits[known].max())
+            out[known] = odds / odds.sum()
+        return out
+
+    def _inputs(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
+        """The policy's observations of the seats to act in games ``rows``."""
+        player = self.player
+        return policy_input(player.policy, games.observe(player.observation_mode, rows=rows,
+                                                        encoding=player.observation_encoding),
+                            player.observation_encoding, games.cards)
+
+    def _rollouts(self, deals: list, candidates: list[int], seat: int) -> np.ndarray:
+        """float[len(deals), len(candidates)]: the seat's reward when each candidate is played in each deal and
+        the policy's argmax plays every seat to the end (one compiled forward a step: no BLAS threads to share)."""
+        starts = []
+        for deal in deals:
+            for action in candidates:
+                game = deal.clone()
+                game.step(action)
+                starts.append(game)
+        games = VectorGame.from_games(starts)
+        outputs = self.player.policy.num_actions
+        moves = np.zeros(games.num_games, np.int64)
+        while True:
+            live = ~games.is_over
+            rows = np.flatnonzero(live)
+            if not len(rows):
+                break
+            masks = games.legal_action_mask()[rows, :outputs]
+            moves[rows] = self._stack.actions(np.zeros(len(rows), np.int64), self._inputs(games, rows), masks,
+                                              self._rng, deterministic=True)
+            games.step(moves, where=live)
+        return seat_rewards(games, seat).reshape(len(deals), len(candidates))
+
+
+def seat_rewards(games: VectorGame, seat: int) -> np.ndarray:
+    """float[B]: ``seat``'s rank reward in each finished game, blended with the VP-margin term of
+    ``ismcts.terminal_rewards``."""
+    rank = games.rewards("rank")[:, seat].astype(np.float64)
+    vp, _ = games.scores()
+    n = games.num_players
+    others = np.arange(vp.shape[1])[None, :] < n[:, None]
+    others[:, seat] = False
+    margin = (np.tanh((vp[:, [seat]] - vp) / MARGIN_SCALE) * others).sum(axis=1) / (n - 1)
+    return (1 - TERMINAL_MARGIN_WEIGHT) * rank + TERMINAL_MARGIN_WEIGHT * margin
+
+
+def _policy_agent(policy) -> PolicyAgent:
+    """The argmax PolicyAgent of ``policy``: 'ppo' (the shipped model), a ``.npz`` path or a NumpyPolicy."""
+    if isinstance(policy, NumpyPolicy):
+        return PolicyAgent(policy=policy)
+    if isinstance(policy, PolicyAgent):
+        return PolicyAgent(policy=policy.policy)
+    if policy in ("ppo", None):
+        return PolicyAgent()
+    if not isinstance(policy, str):
+        raise ValueError(f"policy must be 'ppo' (the shipped model) or the path of a .npz export, got {policy!r}")
+    return PolicyAgent(path=policy)
+
+
+__all__ = ["SearchAgent", "seat_rewards"]

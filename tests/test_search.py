@@ -1,0 +1,139 @@
+"""SearchAgent: legal play, budgets, determinism, no use of hidden cards, the rollout reward, bad options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from packetrow_agents.ismcts import terminal_rewards
+from packetrow_agents.policy import PolicyAgent, load_policy
+from packetrow_agents.registry import make_agent
+from packetrow_agents.search import SearchAgent, seat_rewards
+from packetrow_env.engine import Game
+from packetrow_env.seat_view import SeatView
+from packetrow_env.vector import VectorGame
+from tests.test_ismcts import decision_positions
+from tests.test_leaks import twins
+
+FAST = dict(rollouts=8, determinizations=2, candidates=3)
+
+
+def choose(data: dict, seed: int = 0, **options) -> int:
+    """The action a fresh search agent with this seed picks in a saved position."""
+    return SearchAgent(seed=seed, **{**FAST, **options}).act(SeatView(Game.from_dict(data)))
+
+
+@pytest.mark.parametrize("n, moves", [(2, 1000), (5, 40)])
+def test_plays_only_legal_actions(n, moves):
+    game = Game.new(n, seed=n)
+    agent = SearchAgent(seed=1, rollouts=4, determinizations=1, candidates=2)
+    for _ in range(moves):
+        if game.is_over:
+            break
+        mask = game.legal_action_mask()
+        action = agent.act(SeatView(game, action_mask=mask))
+        assert isinstance(action, int) and mask[action]
+        game.step(action)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_hidden_twins_get_the_same_action(n):
+    """No cheating (R-INFO-2): what the acting seat cannot know never changes the action for a seed."""
+    rng = np.random.default_rng(n)
+    checked = 0
+    for data in decision_positions(n, [n], steps=(1, 30, 80)):
+        expected = choose(data, seed=3)
+        for name, twin in twins(data, data["current_player"], rng):
+            assert choose(twin, seed=3) == expected, name
+            checked += 1
+    assert checked >= 3
+
+
+def test_twin_check_catches_a_cheating_search(monkeypatch):
+    """Control: a search that rolls out the true game (it sees hidden cards) is caught by the twin check."""
+    monkeypatch.setattr(Game, "sample_determinization", lambda game, seat, rng, mode="tracked": game.clone())
+    rng = np.random.default_rng(0)
+    for data in decision_positions(2, range(6), steps=(30, 80)):
+        expected = choose(data, seed=3, candidates=0)
+        if any(choose(twin, seed=3, candidates=0) != expected for _, twin in twins(data, data["current_player"], rng)):
+            return
+    pytest.fail("no twin changed the cheating search's choice")
+
+
+def test_one_candidate_is_the_policy_argmax_and_the_real_game_is_unchanged():
+    policy = PolicyAgent()
+    for data in decision_positions(2, [5], steps=(10, 60)):
+        game = Game.from_dict(data)
+        before = game.to_dict()
+        assert SearchAgent(candidates=1, rollouts=2).act(SeatView(game)) == policy.act(SeatView(game))
+        assert game.to_dict() == before
+
+
+def test_prior_is_the_policy_probabilities():
+    data = decision_positions(2, [7], steps=(30,))[0]
+    game = Game.from_dict(data)
+    agent = SearchAgent()
+    view = SeatView(game)
+    prior = agent.prior(game, view.seat, view.legal_actions())
+    mask = view.action_mask[:60]
+    expected = load_policy().probabilities(view.compact_observation()[:agent.player.policy.observation_size], mask)
+    assert prior.sum() == pytest.approx(1.0, abs=1e-5)
+    assert np.allclose(prior[:60], expected, atol=1e-4)
+
+
+def test_rollout_budget_counts_rollouts_and_seed_repeats():
+    data = decision_positions(4, [2], steps=(40,))[0]
+    first = SearchAgent(seed=9, rollouts=20, determinizations=3, candidates=3)
+    action = first.act(SeatView(Game.from_dict(data)))
+    assert first.last_rollouts >= 20 and first.last_rollouts % 3 == 0
+    assert SearchAgent(seed=9, rollouts=20, determinizations=3, candidates=3).act(
+        SeatView(Game.from_dict(data))) == action
+
+
+def test_time_budget_stops():
+    data = decision_positions(2, [3], steps=(20,))[0]
+    agent = SearchAgent(seconds_per_move=0.05, determinizations=2)
+    agent.act(SeatView(Game.from_dict(data)))
+    assert agent.last_rollouts >= 2
+
+
+def test_seat_rewards_equal_the_ismcts_terminal_rewards():
+    games = []
+    rng = np.random.default_rng(0)
+    for seed, n in enumerate((2, 3, 4, 5)):
+        game = Game.new(n, seed=seed)
+        while not game.is_over:
+            game.step(int(rng.choice(game.legal_actions())))
+        games.append(game)
+    batch = VectorGame.from_games(games)
+    for seat in range(2):
+        got = seat_rewards(batch, seat)
+        assert np.allclose(got, [terminal_rewards(g)[seat] for g in games])
+
+
+def test_registry_builds_it_from_a_spec():
+    agent = make_agent("search:policy=ppo,seconds=0.5,candidates=2", seed=4)
+    assert isinstance(agent, SearchAgent)
+    assert agent.seconds_per_move == 0.5 and agent.candidates == 2 and agent.rollouts is None
+
+
+@pytest.mark.parametrize("options, words", [
+    (dict(rollouts=10, seconds_per_move=1.0), "one budget"),
+    (dict(seconds_per_move=0), "positive number"),
+    (dict(rollouts=0), "rollouts must be an integer of at least 1"),
+    (dict(determinizations=2.5), "determinizations must be an integer"),
+    (dict(candidates=-1), "candidates must be an integer of at least 0"),
+    (dict(policy=3), "policy must be"),
+    (dict(policy="nowhere.npz"), "no model file"),
+    (dict(policy="model.zip"), "SB3 checkpoints"),
+])
+def test_bad_options_raise_clear_errors(options, words):
+    with pytest.raises(ValueError, match=words):
+        SearchAgent(**options)
+
+
+def test_act_needs_a_view_of_the_game():
+    game = Game.new(2, seed=0)
+    view = SeatView.of_observation(SeatView(game).observation, game.legal_action_mask())
+    with pytest.raises(ValueError, match="determinisations of the table"):
+        SearchAgent().act(view)
