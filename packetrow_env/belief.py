@@ -87,10 +87,14 @@ def next_cards_probability(view, k: int) -> np.ndarray:
     s = game.state
     out = np.zeros(NUM_CARDS)
     for b, (pool, deck, _) in enumerate(boards):
-        if len(pool):  # the deck's order is unknown: every pool card is equally likely in each deck slot
-            out[pool] = min(k, deck) / len(pool)
-        else:  # full mode: the order is known
+        if view.mode == "full":  # the order is known
             out[s.deck_cards(b)[:k]] = 1.0
+            continue
+        # the deck's order is unknown: each card it may hold (known there, online, or unseen) is equally likely in
+        # each of its slots
+        cards = np.union1d(pool, np.flatnonzero(known == DECK + b))
+        if len(cards):
+            out[cards] = min(k, deck) / len(cards)
     return out
 
 
@@ -130,7 +134,8 @@ def starting_contract_posterior(view, policies=None) -> StartingContractPosterio
                          f"{view.mode!r}: in table mode the seat forgets the opponents' takes, so their play cannot "
                          "be replayed")
     game, _, _, seats, starts = _pools(view)
-    assignments = np.array(list(permutations(starts.tolist(), len(seats))), dtype=np.int64).reshape(-1, len(seats))
+    deals = list(permutations(starts.tolist(), len(seats)))  # with no hidden seat, one empty deal
+    assignments = np.array(deals, dtype=np.int64).reshape(len(deals), len(seats))
     log_joint = np.zeros(len(assignments))
     if policies is not None and seats:
         if not isinstance(policies, dict):
