@@ -189,7 +189,8 @@ def seat_log_likelihoods(view, policies) -> np.ndarray:
                     if not masks[row, a]:
                         out[row] = -np.inf
                         continue
-                    probs = _checked(policy(_seat_view(vg, row, q, view.mode)), masks[row], q, t)
+                    probs = _checked(np.asarray(policy(_seat_view(vg, row, q, view.mode)))[None], masks[row:row + 1],
+                                     q, f"action {t} of the history")[0]
                     out[row] += np.log(probs[a]) if probs[a] > 0 else -np.inf
         illegal = alive & ~masks[np.arange(len(deals)), a]
         if (illegal & (actor != owner)).any():
@@ -211,32 +212,33 @@ def _score_batched(policy, decisions, out: np.ndarray, seat: int) -> None:
     taken = np.concatenate([np.full(len(d[0]), d[1]) for d in decisions])
     masks = np.concatenate([d[3] for d in decisions])
     inputs = np.concatenate([d[2] for d in decisions])
-    probs = np.asarray(policy.batch_probabilities(inputs, masks))
-    if probs.shape != masks.shape:
-        raise ValueError(f"the batched policy of seat {seat} returned probabilities of shape {probs.shape}, expected "
-                         f"{masks.shape} (one row per decision, one column per action)")
-    for k in range(len(rows)):
-        _checked(probs[k], masks[k], seat, k)
+    probs = policy.batch_probabilities(inputs, masks)
+    probs = _checked(probs, masks, seat, "its batched decisions")
     chosen = np.where(masks[np.arange(len(rows)), taken], probs[np.arange(len(rows)), taken], 0.0)
     with np.errstate(divide="ignore"):
         np.add.at(out, rows, np.log(chosen))
 
 
-def _checked(probs, mask: np.ndarray, seat: int, decision: int) -> np.ndarray:
-    """A policy's output as float64 probabilities, or a ValueError naming what is wrong with it."""
-    where = f"the policy of seat {seat} at decision {decision}"
+def _checked(probs, masks: np.ndarray, seat: int, decisions: str) -> np.ndarray:
+    """A policy's outputs for ``masks`` (bool[k, A]) as float64[k, A] probabilities, or a ValueError naming what is
+    wrong with the first bad one."""
+    where = f"the policy of seat {seat} at {decisions}"
     p = np.asarray(probs, dtype=np.float64)
-    if p.shape != (actions.NUM_ACTIONS,):
-        raise ValueError(f"{where} returned probabilities of shape {p.shape}; expected ({actions.NUM_ACTIONS},), one "
-                         "per action")
-    if not np.isfinite(p).all() or (p < 0).any():
-        raise ValueError(f"{where} returned negative or non-finite probabilities: {p[~(p >= 0)].tolist()[:5]}")
-    if abs(p.sum() - 1.0) > SUM_TOLERANCE:
-        raise ValueError(f"{where} returned probabilities summing to {p.sum():.9g}, not 1")
-    if (p[~mask] > 0).any():
-        bad = np.flatnonzero((p > 0) & ~mask).tolist()
-        raise ValueError(f"{where} gives illegal actions {bad} positive probability; legal: "
-                         f"{np.flatnonzero(mask).tolist()}")
+    if p.shape != masks.shape:
+        raise ValueError(f"{where} returned probabilities of shape {p.shape[1:] if p.ndim > 1 else p.shape}; "
+                         f"expected ({actions.NUM_ACTIONS},), one per action")
+    bad = ~(p >= 0) | ~np.isfinite(p)
+    if bad.any():
+        raise ValueError(f"{where} returned negative or non-finite probabilities: {p[bad].tolist()[:5]}")
+    total = p.sum(axis=1)
+    off = np.abs(total - 1.0) > SUM_TOLERANCE
+    if off.any():
+        raise ValueError(f"{where} returned probabilities summing to {total[off][0]:.9g}, not 1")
+    illegal = (p > 0) & ~masks
+    if illegal.any():
+        k = int(np.flatnonzero(illegal.any(axis=1))[0])
+        raise ValueError(f"{where} gives illegal actions {np.flatnonzero(illegal[k]).tolist()} positive probability; "
+                         f"legal: {np.flatnonzero(masks[k]).tolist()}")
     return p
 
 
