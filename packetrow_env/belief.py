@@ -12,7 +12,9 @@ removed unseen, and the starting contracts: each opponent's while he holds it, a
   he knew at each decision: his seat view of the position rebuilt from the deal with that candidate. The
   contracts are dealt without replacement, so the joint over the opponents is computed and the per-opponent
   marginals read from it. The replays run batched in a ``VectorGame``.
-* ``score(predicted, ...)``: how good predicted card locations are (log-likelihood, Brier, calibration, KL).
+* ``hidden_locations(games)``: from a ``VectorGame``, the true place of every card hidden from each seat to act
+  (labels for a learned belief), and ``score(predicted, labels, exact)``: how good predicted card locations are
+  (log-likelihood, Brier, calibration, KL to the exact beliefs).
 
 A policy is a callable taking a ``SeatView`` and returning that seat's action probabilities (float array over
 every action, zero on illegal ones); ``packetrow_agents.policy.action_model`` makes one of an agent. It may
@@ -310,5 +312,87 @@ def _check_replayed(vg, row: int, game, any_alive: bool) -> None:
                          "player to act differs): the history does not lead to this game")
 
 
-__all__ = ["POSTERIOR_MODES", "StartingContractPosterior", "UnexplainedHistoryError", "location_marginals",
-           "next_cards_probability", "seat_log_likelihoods", "starting_contract_posterior"]
+# --------------------------------------------------------------------------- learned beliefs
+NOT_HIDDEN = -1  # the label of a card the seat to act can locate (not a target)
+
+
+def hidden_locations(games, mode: str = "tracked", rows=None) -> np.ndarray:
+    """int8[len(rows), NUM_CARDS]: in each game of a ``VectorGame`` (default every one), the true location of every
+    card hidden from the player to act in ``mode``, ``NOT_HIDDEN`` where he can locate it: the labels of a learned
+    belief (an auxiliary loss), as ``knowledge.known_locations`` decides what is hidden."""
+    knowledge.check_mode(mode)
+    b = games.batch
+    rows = np.arange(games.num_games) if rows is None else np.asarray(rows, dtype=np.int64)
+    location = b.location[rows].astype(np.int64)
+    players = b.num_players[rows].astype(np.int64)
+    seats = b.current_player[rows].astype(np.int64)
+    views = {key: knowledge.location_view(*key, mode) for key in set(zip(players.tolist(), seats.tolist()))}
+    table = np.stack([views[key] for key in zip(players.tolist(), seats.tolist())]) if len(rows) else \
+        np.zeros((0, NUM_LOCATIONS + 1), np.int64)
+    hidden = np.take_along_axis(table, location, axis=1) == UNKNOWN
+    if knowledge.hides_held_starting_contracts(mode):
+        starts = b.starting_contract[rows].astype(np.int64)  # -1 beyond the player count
+        seat_ids = np.arange(starts.shape[1])
+        held = (starts >= 0) & (np.take_along_axis(location, np.maximum(starts, 0), axis=1) == HAND + seat_ids)
+        staged = (b.pending[rows][:, None, :] == starts[:, :, None]) & \
+            (np.arange(b.pending.shape[1]) < b.n_pending[rows][:, None])[:, None, :]
+        secret = held & ~staged.any(axis=2) & (seat_ids != seats[:, None])
+        r, q = np.nonzero(secret)
+        hidden[r, starts[r, q]] = True
+        if mode in knowledge.DECK_CONTENTS_MODES:  # the starting contracts left out: no deck's contents tell them
+            start_ids = np.flatnonzero(games.cards.board == START)
+            hidden[:, start_ids] |= location[:, start_ids] == REMOVED
+    return np.where(hidden, location, NOT_HIDDEN).astype(np.int8)
+
+
+def score(predicted, labels, exact=None, bins: int = 10) -> dict:
+    """How good predicted card locations are, per scored card (a label other than ``NOT_HIDDEN``).
+
+    ``predicted``: float[..., NUM_CARDS, L], each card's probability of each location; ``labels``: int[..., NUM_CARDS],
+    the true locations (``hidden_locations``); ``exact``: optional, shaped as ``predicted``, the exact beliefs
+    (``location_marginals``). Returns ``nll`` (mean negative log-likelihood of the true location), ``brier`` (mean
+    squared error summed over locations), ``ece`` (expected calibration error of the most likely location, in
+    ``bins`` equal-width confidence bins), ``kl`` (mean KL divergence from the exact beliefs; None without them) and
+    ``cards`` (how many were scored).
+    """
+    p = np.asarray(predicted, dtype=np.float64)
+    y = np.asarray(labels)
+    if p.ndim < 2 or p.shape[:-1] != y.shape:
+        raise ValueError(f"predicted must have the labels' shape {y.shape} plus one axis of locations, got {p.shape}")
+    if (p < 0).any() or not np.allclose(p.sum(axis=-1), 1.0, atol=SUM_TOLERANCE):
+        raise ValueError("predicted must hold, per card, non-negative probabilities summing to 1")
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise ValueError(f"bins must be a whole number of at least 1, got {bins!r}")
+    scored = y != NOT_HIDDEN
+    if ((y[scored] < 0) | (y[scored] >= p.shape[-1])).any():
+        raise ValueError(f"labels must be location codes 0-{p.shape[-1] - 1} or NOT_HIDDEN ({NOT_HIDDEN})")
+    p, y = p[scored], y[scored].astype(np.int64)
+    count = len(y)
+    if count == 0:
+        return {"nll": None, "brier": None, "ece": None, "kl": None, "cards": 0}
+    truth = np.zeros_like(p)
+    truth[np.arange(count), y] = 1.0
+    chosen = p[np.arange(count), y]
+    with np.errstate(divide="ignore"):
+        nll = float(-np.log(chosen).mean())
+    confidence = p.max(axis=1)
+    correct = p.argmax(axis=1) == y
+    which = np.minimum((confidence * bins).astype(np.int64), bins - 1)
+    ece = sum(abs(confidence[which == k].mean() - correct[which == k].mean()) * (which == k).sum()
+              for k in range(bins) if (which == k).any()) / count
+    kl = None
+    if exact is not None:
+        q = np.asarray(exact, dtype=np.float64)
+        if q.shape != np.shape(predicted):
+            raise ValueError(f"exact must have the shape of predicted {np.shape(predicted)}, got {q.shape}")
+        q = q[scored]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(q > 0, q * (np.log(q) - np.log(p)), 0.0)
+        kl = float(terms.sum(axis=1).mean())
+    return {"nll": nll, "brier": float(((p - truth) ** 2).sum(axis=1).mean()), "ece": float(ece), "kl": kl,
+            "cards": count}
+
+
+__all__ = ["NOT_HIDDEN", "POSTERIOR_MODES", "StartingContractPosterior", "UnexplainedHistoryError", "hidden_locations",
+           "location_marginals", "next_cards_probability", "score", "seat_log_likelihoods",
+           "starting_contract_posterior"]
