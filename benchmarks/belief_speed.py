@@ -3,7 +3,8 @@
 For 2-5 players, games are played to their end by the shipped agent in every seat; seat 0's posterior over the
 hidden starting contracts is then computed with each opponent modelled as the shipped agent (its batched
 probabilities), as uniformly random, and as the heuristic (one view at a time). Prints a Markdown table of the
-median of ``--repeats`` timings per game (one core: run with OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1).
+median of ``--repeats`` timings per game (one core: run with OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1), then
+how long games get: the most rounds and actions among ``--random-games`` uniformly random games per player count.
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/belief_speed.py --games 3 --repeats 5
 """
@@ -18,6 +19,8 @@ from tqdm import tqdm
 
 from packetrow_env import Game, belief
 from packetrow_env.seat_view import SeatView
+from packetrow_env.vector import VectorGame
+from packetrow_env.vector.learner import random_legal
 from packetrow_agents import HeuristicAgent, RandomAgent, make_agent
 from packetrow_agents.policy import action_model
 
@@ -31,6 +34,15 @@ def play_to_end(n: int, seed: int, agent) -> Game:
         last = game.clone()
         game.step(agent.act(SeatView(game, game.current_player)))
     return last
+
+
+def longest(n: int, games: int) -> tuple[int, int]:
+    """(the most rounds, the most actions) among ``games`` uniformly random games of ``n`` players."""
+    vg = VectorGame(num_players=n, seeds=range(games))
+    rng = np.random.default_rng(n)
+    while not vg.is_over.all():
+        vg.step(random_legal(vg.legal_action_mask(), rng))
+    return int(vg.batch.round.max()), int(vg.batch.n_history.max())
 
 
 def timed(view, policies, repeats: int) -> float:
@@ -48,6 +60,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=3, help="games per player count (default 3)")
     parser.add_argument("--repeats", type=int, default=5, help="timings per game, the median kept (default 5)")
+    parser.add_argument("--random-games", type=int, default=2000,
+                        help="random games per player count for the longest games (default 2000)")
     args = parser.parse_args(argv)
     ppo = make_agent("ppo")
     models = {"ppo (batched)": action_model(ppo), "random (batched)": action_model(RandomAgent(0)),
@@ -68,6 +82,11 @@ def main(argv=None) -> None:
     for n, seed, rounds, length, hidden, times in rows:
         print(f"| {n} | {seed} | {rounds} | {length} | {hidden} | "
               + " | ".join(f"{1000 * times[name]:.0f} ms" for name in models) + " |")
+    print(f"\nthe longest of {args.random_games} uniformly random games:")
+    print("| players | rounds | actions |\n|---:|---:|---:|")
+    for n in range(2, 6):
+        rounds, length = longest(n, args.random_games)
+        print(f"| {n} | {rounds} | {length} |")
 
 
 if __name__ == "__main__":

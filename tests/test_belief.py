@@ -286,6 +286,29 @@ def test_hand_built_example_an_opponent_who_only_took_cotton():
         assert max(values) - min(values) < 1e-9
 
 
+def only_own_good(view) -> np.ndarray:
+    """A policy that never takes goods of another good than its own starting contract's (uniform otherwise)."""
+    s = view.state
+    start = next(c for c in view.hand() if CARDS.board[c] == START)
+    weights = view.action_mask.astype(float)
+    if view.phase in ("take", "must_take"):
+        for slot, card in enumerate(s.current[s.current_board].tolist()):
+            if card >= 0 and CARDS.kind[card] == GOODS_KIND and CARDS.good[card] != CARDS.good[start]:
+                weights[actions.TAKE + slot] = 0.0
+    return weights / weights.sum()
+
+
+def test_a_candidate_under_which_an_action_was_impossible_gets_zero():
+    """Seat 1 took cotton; under a model that never takes another good than its contract's, every candidate of
+    another good is impossible (exactly 0) and the cotton ones share the mass equally."""
+    game = play(3, 7, 90, [RandomAgent(0), CottonTaker(), RandomAgent(2)])
+    posterior = belief.starting_contract_posterior(SeatView(game, 0), {1: only_own_good, 2: uniform})
+    cotton = {c for c in posterior[1] if GOODS[CARDS.good[c]] == "cotton"}
+    assert cotton and all(p == 0.0 for c, p in posterior[1].items() if c not in cotton)
+    for c in cotton:
+        assert posterior[1][c] == pytest.approx(1 / len(cotton))
+
+
 def test_a_contract_blind_policy_leaves_the_prior():
     agents = [BlindAgent(q) for q in range(4)]
     game = play(4, 8, 120, agents)
