@@ -113,6 +113,8 @@ class HeuristicAgent(Agent):
 
     rival_weight = RIVAL_WEIGHT
     rival_sum = False
+    # action_probabilities: the weight of a uniformly random legal action in the model of this agent's play
+    epsilon = 0.05
 
     def __init__(self, seed: int = 0, threshold: float = 0.0):
         self.name = "heuristic"
@@ -140,6 +142,21 @@ class HeuristicAgent(Agent):
     # --------------------------------------------------------------- act
     def act(self, view) -> int:
         """The action the rules above pick for the seat of ``view`` (a SeatView of a game)."""
+        choice = self._choices(view)
+        return choice if isinstance(choice, int) else self._best(choice)
+
+    def action_probabilities(self, view) -> np.ndarray:
+        """A model of this agent's play for beliefs (``packetrow_env.belief``): its choice with probability
+        1 - ``epsilon`` (split evenly over exact ties), and ``epsilon`` spread uniformly over the legal actions."""
+        legal = view.action_mask
+        choice = self._choices(view)
+        chosen = [choice] if isinstance(choice, int) else self._tied(choice)
+        out = np.where(legal, self.epsilon / legal.sum(), 0.0)
+        out[chosen] += (1.0 - self.epsilon) / len(chosen)
+        return out
+
+    def _choices(self, view) -> int | list[int]:
+        """The rules' decision: an action, or the valued options of which ``act`` takes the best (``_best``)."""
         if not view.has_game:
             raise ValueError("HeuristicAgent reads the table: act(SeatView(game, seat)), not a view of an observation")
         game = view  # the helpers below read only the seat's view (public state, known hands), never the Game
@@ -160,21 +177,27 @@ class HeuristicAgent(Agent):
         if s.phase == PAY:  # rule 1: how to pay
             return actions.PAY + choose_payment(game, context, me)
         if s.phase == CHOOSE_BOARD:  # rule 3
-            return self._best([(b, self._board_score(game, context, b)) for b in legal])
+            return [(b, self._board_score(game, context, b)) for b in legal]
         options = [(a, self._take_value(game, context, me, a)) for a in legal if actions.TAKE <= a < actions.PASS]
         # R-ROUND-5: the harbour master may choose another board and take there
         options += [(b, self._own_best(game, context, me, b) - SWITCH_COST) for b in legal if b < actions.TAKE]
         if s.phase == MUST_TAKE or not mask[actions.PASS]:
-            return self._best(options)
+            return options
         if options:
             if max(value for _, value in options) >= self.threshold:
-                return self._best(options)
+                return options
         return actions.PASS
 
     def _best(self, options) -> int:
+        """The action of highest value, exact ties broken by the generator."""
+        best = self._tied(options)
+        return best[self._rng.integers(len(best))]
+
+    @staticmethod
+    def _tied(options) -> list[int]:
+        """The actions of the options whose value is within ``TIE`` of the best, in order."""
         values = np.array([v for _, v in options])
-        best = np.flatnonzero(values >= values.max() - TIE)
-        return int(options[int(best[self._rng.integers(len(best))])][0])
+        return [int(options[i][0]) for i in np.flatnonzero(values >= values.max() - TIE).tolist()]
 
     # ------------------------------------------------------------ values
     def _take_value(self, game, context, seat, action) -> float:

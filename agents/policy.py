@@ -34,6 +34,8 @@ import numpy as np
 from packetrow_env import actions
 from packetrow_env.compact_observation import ENCODINGS, encoder_for  # observation_encoding: onehot or compact
 
+from packetrow_env.seat_view import covers
+
 from .base import Agent, act_each
 
 FORMAT_VERSION = 2  # the newest format written (for compact policies; onehot ones are written as format 1)
@@ -464,6 +466,48 @@ class PolicyAgent(Agent):
 
     def act(self, view) -> int:
         """A legal action from the policy, for the seat of ``view`` (a SeatView)."""
+        read = self._read(view)
+        if isinstance(read, int):
+            return read
+        return self.policy.action(*read, self._rng, self.deterministic)
+
+    def action_probabilities(self, view) -> np.ndarray:
+        """float64[A]: the policy's probability of each action of ``view``'s seat (for beliefs): the softmax of its
+        masked logits whatever ``deterministic``, zero on illegal actions and on actions beyond its outputs."""
+        out = np.zeros(view.action_mask.shape[-1])
+        read = self._read(view)
+        if isinstance(read, int):  # a v0 policy's pay decision, the heuristic's choice
+            out[read] = 1.0
+            return out
+        probs = self.policy.probabilities(*read).astype(np.float64)
+        out[:len(probs)] = probs / probs.sum()
+        return out
+
+    def action_inputs(self, games, rows, mode: str) -> np.ndarray:
+        """float32[k, D]: the observations the policy reads of the players to act in ``rows`` of a VectorGame whose
+        seats know what ``mode`` shows (a v1 policy: the v1 vector inside); for ``batch_action_probabilities``."""
+        if not covers(mode, self.observation_mode):
+            raise ValueError(f"a policy trained on {self.observation_mode} observations cannot read a {mode} seat's "
+                             f"view (it knows less); allowed modes for it: those covering {self.observation_mode}")
+        if self.policy.num_actions < actions.PAY + actions.MAX_PAYMENT_OPTIONS:
+            raise ValueError("a policy without the pay actions (env v0) plays one game at a time: use "
+                             "action_probabilities")
+        observations = games.observe(self.observation_mode, rows=rows, encoding=self.observation_encoding)
+        if observations.shape[1] != self.policy.observation_size:
+            observations = encoder_for(self.observation_encoding, games.cards).v1_observation(observations)
+        return observations
+
+    def batch_action_probabilities(self, inputs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """float64[k, A]: ``action_probabilities`` of k decisions from their ``action_inputs`` and legal actions."""
+        outputs = self.policy.num_actions
+        out = np.zeros(masks.shape)
+        probs = self.policy.probabilities(inputs, masks[:, :outputs]).astype(np.float64)
+        out[:, :outputs] = probs / probs.sum(axis=1, keepdims=True)
+        return out
+
+    def _read(self, view):
+        """(the observation, the mask) the policy reads of ``view``; or, where it has no output for the legal
+        actions (a v0 policy in phase pay), the action it plays (an int)."""
         mask = view.action_mask
         outputs = self.policy.num_actions
         if outputs < mask.shape[-1]:  # a policy of an older action layout (v0: no pay actions)
@@ -481,7 +525,7 @@ class PolicyAgent(Agent):
             elif self.observation_encoding == "onehot" and self.policy.observation_size == coder.v0_size \
                     and observation.shape[-1] > coder.v0_size:
                 observation = coder.v0_observation(observation)  # a v0 policy reads the v0 prefix
-        return self.policy.action(observation, mask, self._rng, self.deterministic)
+        return observation, mask
 
     @classmethod
     def act_batch(cls, agents, turns) -> np.ndarray:
@@ -527,3 +571,28 @@ class PolicyAgent(Agent):
             return actions.PAY + int(pay[0])
         from .heuristic import choose_payment
         return actions.PAY + choose_payment(view)
+
+
+class ActionModel:
+    """An agent as a model of its play, for beliefs (``packetrow_env.belief``): called on a SeatView, its action
+    probabilities; where the agent has batched ones, ``batch_inputs`` and ``batch_probabilities`` too."""
+
+    def __init__(self, agent):
+        if not callable(getattr(agent, "action_probabilities", None)):
+            raise ValueError(f"agent {getattr(agent, 'name', type(agent).__name__)!r} has no action probabilities; "
+                             "agents that have them: ppo (PolicyAgent), random, heuristic")
+        self.agent = agent
+        batched = getattr(agent, "action_inputs", None)
+        policy = getattr(agent, "policy", None)
+        if batched is not None and (policy is None or policy.num_actions >= actions.PAY + actions.MAX_PAYMENT_OPTIONS):
+            self.batch_inputs = batched
+            self.batch_probabilities = agent.batch_action_probabilities
+
+    def __call__(self, view) -> np.ndarray:
+        """The agent's probability of each action of ``view``'s seat."""
+        return self.agent.action_probabilities(view)
+
+
+def action_model(agent) -> ActionModel:
+    """The callable ``packetrow_env.belief.starting_contract_posterior`` takes as a seat's policy, for ``agent``."""
+    return ActionModel(agent)

@@ -34,8 +34,11 @@ from .state import DECK, HAND, NUM_BOARDS, REMOVED, State
 MODES = ("tracked", "online", "full")  # the modes a position can be dealt for
 
 
-def sample(state: State, cards, observer: int, rng: np.random.Generator, mode: str = "tracked") -> State:
-    """A new state consistent with everything ``observer`` knows in ``mode``, the cards he cannot place re-dealt."""
+def sample(state: State, cards, observer: int, rng: np.random.Generator, mode: str = "tracked",
+           posterior=None) -> State:
+    """A new state consistent with everything ``observer`` knows in ``mode``, the cards he cannot place re-dealt;
+    with ``posterior`` (``belief.starting_contract_posterior`` for this observer and position), the hidden
+    opponents' starting contracts are dealt from its joint, the other unseen ones removed."""
     seat = knowledge.check_observer(observer, state.num_players)
     knowledge.check_mode(mode)
     if mode not in MODES:
@@ -45,6 +48,9 @@ def sample(state: State, cards, observer: int, rng: np.random.Generator, mode: s
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     s = state
     known = knowledge.known_locations(s, cards, seat, mode)
+    if posterior is not None:
+        _check_posterior(posterior, seat, knowledge.hidden_starting_seats(s, seat, mode),
+                         cards.start_contracts[known[cards.start_contracts] == UNKNOWN].tolist())
     t = s.copy()
     t.rng_state = np.random.PCG64(rng.bit_generator.random_raw()).state
     if mode == "full":
@@ -74,10 +80,25 @@ def sample(state: State, cards, observer: int, rng: np.random.Generator, mode: s
     if hidden_seats:  # the hidden starting contracts and the unseen ones: one pool, dealt back the same way
         starts = s.starting_contract.tolist()
         pool = sorted([starts[p] for p in hidden_seats] + out[START])  # a known order, as above
-        dealt = [pool[i] for i in rng.permutation(len(pool)).tolist()]
+        if posterior is None:
+            dealt = [pool[i] for i in rng.permutation(len(pool)).tolist()]
+        else:  # the hidden seats' from the posterior's joint; the rest of the pool is removed, in any order
+            dealt = posterior.sample(rng).tolist()
+            dealt += [c for c in pool if c not in dealt]
         t.location[dealt] = [HAND + p for p in hidden_seats] + [REMOVED] * len(out[START])
         t.starting_contract[hidden_seats] = dealt[:len(hidden_seats)]
     return t
+
+
+def _check_posterior(posterior, observer: int, seats: list[int], candidates: list[int]) -> None:
+    """A ValueError unless ``posterior`` is a starting-contract posterior of this observer's position."""
+    if not all(hasattr(posterior, name) for name in ("observer", "seats", "candidates", "sample")):
+        raise ValueError(f"posterior must be what belief.starting_contract_posterior returns (it carries the joint "
+                         f"over the hidden seats), got {type(posterior).__name__}")
+    if (posterior.observer, list(posterior.seats), sorted(posterior.candidates)) != (observer, seats, candidates):
+        raise ValueError(f"the posterior is seat {posterior.observer}'s over seats {list(posterior.seats)} and "
+                         f"contracts {sorted(posterior.candidates)}, but this position's seat {observer} cannot see "
+                         f"the starting contracts of seats {seats} among {candidates}: compute it for this view")
 
 
 __all__ = ["MODES", "sample"]

@@ -25,6 +25,11 @@ _COVERS = {"table": ("table",), "tracked": ("table", "tracked"), "online": ("tab
            "full": ("table", "tracked", "online", "full")}
 
 
+def covers(view_mode: str, mode: str) -> bool:
+    """Whether a seat that knows what ``view_mode`` shows knows all that ``mode`` shows (table < tracked < online < full)."""
+    return knowledge.check_mode(mode) in _COVERS[knowledge.check_mode(view_mode)]
+
+
 def _read_only(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
@@ -140,7 +145,7 @@ class SeatView:
     def _covered(self, mode: str | None) -> str:
         """``mode`` (None: the view's), checked to be one the view's mode covers."""
         mode = self.mode if mode is None else knowledge.check_mode(mode)
-        if mode not in _COVERS[self.mode]:
+        if not covers(self.mode, mode):
             raise ValueError(f"a {self.mode} view cannot give a {mode} observation (it knows less); allowed: "
                              f"{', '.join(_COVERS[self.mode])}")
         return mode
@@ -246,9 +251,15 @@ class SeatView:
         game = self._require_game("unseen cards")
         return knowledge.unseen(game.state, game.cards, self.seat, self.mode)
 
-    def sample_determinization(self, rng: np.random.Generator):
-        """A new full Game consistent with everything this seat knows (``Game.sample_determinization``), for search."""
-        return self._require_game("determinisations").sample_determinization(self.seat, rng, self.mode)
+    def sample_determinization(self, rng: np.random.Generator, posterior=None):
+        """A new full Game consistent with everything this seat knows (``Game.sample_determinization``), for search;
+        with ``posterior`` (``belief.starting_contract_posterior`` of this view) the hidden starting contracts are
+        dealt from it."""
+        game = self._require_game("determinisations")
+        if posterior is None:
+            return game.sample_determinization(self.seat, rng, self.mode)
+        from .determinization import sample
+        return type(game)(sample(game.state, game.cards, self.seat, rng, self.mode, posterior), game.cards)
 
     def _require_game(self, what: str):
         if self._game is None:
@@ -257,4 +268,4 @@ class SeatView:
         return self._game
 
 
-__all__ = ["PublicState", "SeatView"]
+__all__ = ["PublicState", "SeatView", "covers"]
