@@ -493,9 +493,7 @@ class PolicyAgent(Agent):
             raise ValueError("a policy without the pay actions (env v0) plays one game at a time: use "
                              "action_probabilities")
         observations = games.observe(self.observation_mode, rows=rows, encoding=self.observation_encoding)
-        if observations.shape[1] != self.policy.observation_size:
-            observations = encoder_for(self.observation_encoding, games.cards).v1_observation(observations)
-        return observations
+        return policy_input(self.policy, observations, self.observation_encoding, games.cards)
 
     def batch_action_probabilities(self, inputs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """float64[k, A]: ``action_probabilities`` of k decisions from their ``action_inputs`` and legal actions."""

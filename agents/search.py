@@ -1,7 +1,11 @@
 """Search on a learned policy: determinised policy rollouts for every candidate action (SPARTA-style).
 
 At each decision the agent deals K determinisations of what its seat cannot see
-(``SeatView.sample_determinization``: uniform over the deals consistent with the seat's knowledge), takes the
+(``SeatView.sample_determinization``): with ``belief="uniform"`` uniform over the deals consistent with the
+seat's knowledge; with ``belief="posterior"`` the opponents' hidden starting contracts come from the exact
+posterior given their play so far, each opponent modelled as the search's own policy
+(``belief.starting_contract_posterior``; the uniform deal where no contract explains their play, or in a game
+loaded from a saved file, which cannot replay its past). It takes the
 candidate actions (the policy's ``candidates`` most likely legal ones, or every legal one), and plays every
 (determinisation, candidate) pair to the end of the game with the policy at every seat: one ``VectorGame``
 holding all K x C games, one compiled policy forward per step for all of them (``PolicyStack``). The
@@ -28,13 +32,15 @@ import time
 import numpy as np
 
 from packetrow_env.actions import MAX_PAYMENT_OPTIONS, PAY
+from packetrow_env.belief import HistoryUnavailableError, UnexplainedHistoryError, starting_contract_posterior
 from packetrow_env.vector import VectorGame
 
 from .base import Agent
 from .ismcts import TERMINAL_MARGIN_WEIGHT
-from .policy import NumpyPolicy, PolicyAgent, policy_input
+from .policy import NumpyPolicy, PolicyAgent, action_model
 from .policy_batch import stack_of
 
+BELIEFS = ("uniform", "posterior")  # how the hidden starting contracts are dealt
 DEFAULT_ROLLOUTS = 256  # per decision, when no budget is given
 MARGIN_SCALE = 5.0  # VP, as ismcts.terminal_rewards
 
@@ -43,7 +49,8 @@ class SearchAgent(Agent):
     """Determinised rollouts of a learned policy for the policy's top candidate actions; see the module."""
 
     def __init__(self, seed: int = 0, policy="ppo", seconds_per_move: float | None = None,
-                 rollouts: int | None = None, determinizations: int = 16, candidates: int = 4):
+                 rollouts: int | None = None, determinizations: int = 16, candidates: int = 4,
+                 belief: str = "uniform"):
         if seconds_per_move is not None and rollouts is not None:
             raise ValueError("give one budget: rollouts or seconds_per_move, not both "
                              f"(got rollouts={rollouts!r}, seconds_per_move={seconds_per_move!r})")
@@ -57,6 +64,8 @@ class SearchAgent(Agent):
                                       or value < least):
                 raise ValueError(f"{key} must be an integer of at least {least}"
                                  + (" (0: every legal action)" if key == "candidates" else "") + f", got {value!r}")
+        if belief not in BELIEFS:
+            raise ValueError(f"belief must be one of {', '.join(BELIEFS)}, got {belief!r}")
         if seconds_per_move is None and rollouts is None:
             rollouts = DEFAULT_ROLLOUTS
         self.player = _policy_agent(policy)
@@ -68,6 +77,7 @@ class SearchAgent(Agent):
         self.rollouts = None if rollouts is None else int(rollouts)
         self.determinizations = int(determinizations)
         self.candidates = int(candidates)
+        self.belief = belief
         self.name = "search"
         self.last_rollouts = 0  # rollouts of the last decision, for benchmarks
         self.reset(seed)
@@ -87,22 +97,19 @@ class SearchAgent(Agent):
         if len(legal) == 1:
             return int(legal[0])
         deadline = None if self.seconds_per_move is None else time.perf_counter() + self.seconds_per_move
-        seat = view.seat
-        first = view.sample_determinization(self._rng)
-        prior = self.prior(first, seat, legal)
+        prior = self.player.action_probabilities(view)
         order = sorted(legal, key=lambda a: (-prior[a], a))
         candidates = order if self.candidates == 0 else order[:self.candidates]
+        posterior = self.posterior(view) if self.belief == "posterior" else None
         total = np.zeros(len(candidates))
         done = 0
-        deals = [first]
         while True:
             k = self.determinizations
             if self.rollouts is not None:
                 k = min(k, math.ceil((self.rollouts - done) / len(candidates)))
-            deals += [view.sample_determinization(self._rng) for _ in range(k - len(deals))]
-            total += self._rollouts(deals, candidates, seat).sum(axis=0)
-            done += len(deals) * len(candidates)
-            deals = []
+            deals = [view.sample_determinization(self._rng, posterior=posterior) for _ in range(k)]
+            total += self._rollouts(deals, candidates, view.seat).sum(axis=0)
+            done += k * len(candidates)
             if (self.rollouts is not None and done >= self.rollouts) \
                     or (deadline is not None and time.perf_counter() >= deadline):
                 break
@@ -110,24 +117,15 @@ class SearchAgent(Agent):
         best = max(range(len(candidates)), key=lambda j: (total[j], -j))  # ties: the policy's order
         return int(candidates[best])
 
-    def prior(self, game, seat: int, legal: list[int]) -> np.ndarray:
-        """The policy's probabilities of the actions at ``seat``'s decision in ``game`` (a determinisation: the
-        seat's observation is the same in all of them), zero off ``legal``."""
-        games = VectorGame.from_games([game])
-        logits = self._stack.logits(np.zeros(1, np.int64), self._inputs(games, np.zeros(1, np.int64)))[0]
-        out = np.zeros(games.legal_action_mask().shape[1])
-        known = [a for a in legal if a < len(logits)]  # a v1 policy has no output for the v2 action 'more'
-        if known:
-            odds = np.exp(logits[known] - logits[known].max())
-            out[known] = odds / odds.sum()
-        return out
-
-    def _inputs(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
-        """The policy's observations of the seats to act in games ``rows``."""
-        player = self.player
-        return policy_input(player.policy, games.observe(player.observation_mode, rows=rows,
-                                                        encoding=player.observation_encoding),
-                            player.observation_encoding, games.cards)
+    def posterior(self, view):
+        """The exact posterior over the hidden starting contracts of ``view``'s opponents, each modelled as playing the
+        search's policy (``belief.starting_contract_posterior``); None (uniform deals) where their play cannot explain
+        any deal (they are not that policy) or the game cannot replay its past (loaded from a saved file)."""
+        model = action_model(self.player)
+        try:
+            return starting_contract_posterior(view, {q: model for q in range(view.state.num_players)})
+        except (UnexplainedHistoryError, HistoryUnavailableError):
+            return None
 
     def _rollouts(self, deals: list, candidates: list[int], seat: int) -> np.ndarray:
         """float[len(deals), len(candidates)]: the seat's reward when each candidate is played in each deal and
@@ -147,8 +145,9 @@ class SearchAgent(Agent):
             if not len(rows):
                 break
             masks = games.legal_action_mask()[rows, :outputs]
-            moves[rows] = self._stack.actions(np.zeros(len(rows), np.int64), self._inputs(games, rows), masks,
-                                              self._rng, deterministic=True)
+            inputs = self.player.action_inputs(games, rows, self.player.observation_mode)
+            moves[rows] = self._stack.actions(np.zeros(len(rows), np.int64), inputs, masks, self._rng,
+                                              deterministic=True)
             games.step(moves, where=live)
         return seat_rewards(games, seat).reshape(len(deals), len(candidates))
 

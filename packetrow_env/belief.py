@@ -41,6 +41,11 @@ class UnexplainedHistoryError(ValueError):
     """No assignment of the hidden starting contracts makes the opponents' play possible under their policies."""
 
 
+class HistoryUnavailableError(ValueError):
+    """The game cannot replay its own history (loaded from a saved file, which keeps only the cards left in each
+    deck), so no posterior given the play can be computed."""
+
+
 # --------------------------------------------------------------------------- prior marginals
 def _pools(view):
     """(the game, the seat's known locations, per board its unknown cards and the deck and removed slots they fill,
@@ -266,7 +271,7 @@ def _deal(view, game, seats, starts: np.ndarray, seat: int, candidate: int):
     for b in range(NUM_BOARDS):
         top, end = int(s.deck_top[b]), int(s.deck_end[b])
         if end != len(cards.board_cards[b]):
-            raise ValueError("this game's past is not in its position: a game loaded from a saved file keeps only "
+            raise HistoryUnavailableError("this game's past is not in its position: a game loaded from a saved file keeps only "
                              "the cards left in each deck, so the deals of its history cannot be rebuilt; beliefs "
                              "need a game played from its deal (Game.new, VectorGame.game)")
         order = s.deck[b, :end].copy()

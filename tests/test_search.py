@@ -6,13 +6,15 @@ import numpy as np
 import pytest
 
 from packetrow_agents.ismcts import terminal_rewards
-from packetrow_agents.policy import PolicyAgent, load_policy
+from packetrow_agents.policy import PolicyAgent, action_model
 from packetrow_agents.registry import make_agent
 from packetrow_agents.search import SearchAgent, seat_rewards
+from packetrow_env.belief import starting_contract_posterior
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
 from packetrow_env.vector import VectorGame
 from tests.test_ismcts import decision_positions
+from tests.test_belief import hidden_twin, play
 from tests.test_leaks import twins
 
 FAST = dict(rollouts=8, determinizations=2, candidates=3)
@@ -69,16 +71,34 @@ def test_one_candidate_is_the_policy_argmax_and_the_real_game_is_unchanged():
         assert game.to_dict() == before
 
 
-def test_prior_is_the_policy_probabilities():
-    data = decision_positions(2, [7], steps=(30,))[0]
-    game = Game.from_dict(data)
-    agent = SearchAgent()
-    view = SeatView(game)
-    prior = agent.prior(game, view.seat, view.legal_actions())
-    mask = view.action_mask[:60]
-    expected = load_policy().probabilities(view.compact_observation()[:agent.player.policy.observation_size], mask)
-    assert prior.sum() == pytest.approx(1.0, abs=1e-5)
-    assert np.allclose(prior[:60], expected, atol=1e-4)
+@pytest.mark.parametrize("n", [2, 3])
+def test_posterior_determinisations_follow_the_belief_and_keep_twins_equal(n, monkeypatch):
+    """With belief=posterior the deals come from the exact posterior of the opponents' play under the policy, and the
+    choice still depends only on what the seat knows."""
+    given = []
+    sample = SeatView.sample_determinization
+
+    def spy(view, rng, posterior=None):
+        given.append(posterior)
+        return sample(view, rng, posterior=posterior)
+
+    game = play(n, n, 40)
+    seat = game.current_player
+    expected = starting_contract_posterior(SeatView(game), {q: action_model(PolicyAgent()) for q in range(n)})
+    with monkeypatch.context() as patch:
+        patch.setattr(SeatView, "sample_determinization", spy)
+        choice = SearchAgent(seed=2, belief="posterior", **FAST).act(SeatView(game))
+    assert given and all(p == expected for p in given) and len(expected) == n - 1
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        twin = hidden_twin(game, seat, rng)
+        assert SearchAgent(seed=2, belief="posterior", **FAST).act(SeatView(twin)) == choice
+
+
+def test_posterior_search_of_a_loaded_game_deals_uniformly():
+    """A game loaded from a saved file cannot replay its past: the posterior search deals as the uniform one."""
+    data = play(2, 4, 30).to_dict()
+    assert choose(data, seed=5, belief="posterior") == choose(data, seed=5)
 
 
 def test_rollout_budget_counts_rollouts_and_seed_repeats():
@@ -123,6 +143,7 @@ def test_registry_builds_it_from_a_spec():
     (dict(rollouts=0), "rollouts must be an integer of at least 1"),
     (dict(determinizations=2.5), "determinizations must be an integer"),
     (dict(candidates=-1), "candidates must be an integer of at least 0"),
+    (dict(belief="exact"), "belief must be one of uniform, posterior"),
     (dict(policy=3), "policy must be"),
     (dict(policy="nowhere.npz"), "no model file"),
     (dict(policy="model.zip"), "SB3 checkpoints"),
