@@ -12,8 +12,9 @@ holding all K x C games, one compiled policy forward per step for all of them (`
 same K determinisations serve every candidate and the rollouts are the policy's argmax, so candidates are
 compared on common deals with no other noise (common random numbers). Waves of K determinisations repeat until
 the budget is spent: ``seconds_per_move`` (time; a wave started is finished) or ``rollouts`` (work: rollouts
-per decision, all candidates counted). The choice is the candidate with the best mean reward, ties to the
-policy's favourite.
+per decision, all candidates counted). The choice is the candidate with the best mean reward if its gain over
+the policy's favourite, paired by deal, exceeds ``threshold`` and two standard errors of it (SPARTA's deviation
+rule: the search leaves the policy only where the rollouts say clearly that it pays); else the favourite.
 
 The reward of a finished rollout, for the searching seat, is ``scoring.final_rewards``' rank reward (the mean
 over opponents of +1 / 0 / -1) blended with a small VP-margin term, as ``ismcts.terminal_rewards`` does, so a
@@ -50,7 +51,7 @@ class SearchAgent(Agent):
 
     def __init__(self, seed: int = 0, policy="ppo", seconds_per_move: float | None = None,
                  rollouts: int | None = None, determinizations: int = 16, candidates: int = 4,
-                 belief: str = "uniform"):
+                 belief: str = "uniform", threshold: float = 0.05):
         if seconds_per_move is not None and rollouts is not None:
             raise ValueError("give one budget: rollouts or seconds_per_move, not both "
                              f"(got rollouts={rollouts!r}, seconds_per_move={seconds_per_move!r})")
@@ -64,6 +65,10 @@ class SearchAgent(Agent):
                                       or value < least):
                 raise ValueError(f"{key} must be an integer of at least {least}"
                                  + (" (0: every legal action)" if key == "candidates" else "") + f", got {value!r}")
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)) \
+                or not 0 <= threshold < math.inf:
+            raise ValueError(f"threshold must be a non-negative number (a reward gain, rewards lie in [-1, 1]), got "
+                             f"{threshold!r}")
         if belief not in BELIEFS:
             raise ValueError(f"belief must be one of {', '.join(BELIEFS)}, got {belief!r}")
         if seconds_per_move is None and rollouts is None:
@@ -78,6 +83,7 @@ class SearchAgent(Agent):
         self.determinizations = int(determinizations)
         self.candidates = int(candidates)
         self.belief = belief
+        self.threshold = float(threshold)
         self.name = "search"
         self.last_rollouts = 0  # rollouts of the last decision, for benchmarks
         self.reset(seed)
@@ -101,21 +107,32 @@ class SearchAgent(Agent):
         order = sorted(legal, key=lambda a: (-prior[a], a))
         candidates = order if self.candidates == 0 else order[:self.candidates]
         posterior = self.posterior(view) if self.belief == "posterior" else None
-        total = np.zeros(len(candidates))
+        waves = []
         done = 0
         while True:
             k = self.determinizations
             if self.rollouts is not None:
                 k = min(k, math.ceil((self.rollouts - done) / len(candidates)))
             deals = [view.sample_determinization(self._rng, posterior=posterior) for _ in range(k)]
-            total += self._rollouts(deals, candidates, view.seat).sum(axis=0)
+            waves.append(self._rollouts(deals, candidates, view.seat))
             done += k * len(candidates)
             if (self.rollouts is not None and done >= self.rollouts) \
                     or (deadline is not None and time.perf_counter() >= deadline):
                 break
         self.last_rollouts = done
-        best = max(range(len(candidates)), key=lambda j: (total[j], -j))  # ties: the policy's order
-        return int(candidates[best])
+        return int(candidates[self.choose(np.concatenate(waves))])
+
+    def choose(self, rewards: np.ndarray) -> int:
+        """The index of the chosen candidate from the rewards float[deals, candidates] (candidate 0: the policy's
+        favourite): the best mean where its gain over the favourite, paired by deal, exceeds ``threshold`` and two
+        standard errors of that gain; else the favourite."""
+        means = rewards.mean(axis=0)
+        best = max(range(len(means)), key=lambda j: (means[j], -j))  # ties: the policy's order
+        if best == 0:
+            return 0
+        gain = rewards[:, best] - rewards[:, 0]
+        error = gain.std(ddof=1) / math.sqrt(len(gain)) if len(gain) > 1 else math.inf
+        return best if gain.mean() > max(self.threshold, 2 * error) else 0
 
     def posterior(self, view):
         """The exact posterior over the hidden starting contracts of ``view``'s opponents, each modelled as playing the

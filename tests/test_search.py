@@ -117,6 +117,21 @@ def test_time_budget_stops():
     assert agent.last_rollouts >= 2
 
 
+def test_the_search_leaves_the_policy_only_for_a_clear_paired_gain():
+    agent = SearchAgent(threshold=0.05)
+    # candidate 1 gains 0.5 on every deal: far beyond the threshold and two standard errors (0)
+    assert agent.choose(np.array([[0.0, 0.5, -1.0], [1.0, 1.5, 0.0], [-1.0, -0.5, -1.0]])) == 1
+    # candidate 2 is better on average (+0.33) but not by two standard errors of the paired gain (2.4)
+    assert agent.choose(np.array([[1.0, 0.0, -1.0], [-1.0, -1.0, 1.0], [0.0, 0.0, 1.0]])) == 0
+    # a gain of 0.04 on every deal: sure, but below the threshold
+    assert agent.choose(np.array([[0.0, 0.04], [0.5, 0.54]])) == 0
+    assert SearchAgent(threshold=0.0).choose(np.array([[0.0, 0.04], [0.5, 0.54]])) == 1
+    # one deal: no standard error, so the favourite stays
+    assert agent.choose(np.array([[0.0, 1.0]])) == 0
+    # the favourite is best: kept
+    assert agent.choose(np.array([[1.0, 0.0], [1.0, -1.0]])) == 0
+
+
 def test_seat_rewards_equal_the_ismcts_terminal_rewards():
     games = []
     rng = np.random.default_rng(0)
@@ -144,6 +159,7 @@ def test_registry_builds_it_from_a_spec():
     (dict(determinizations=2.5), "determinizations must be an integer"),
     (dict(candidates=-1), "candidates must be an integer of at least 0"),
     (dict(belief="exact"), "belief must be one of uniform, posterior"),
+    (dict(threshold=-0.1), "threshold must be a non-negative number"),
     (dict(policy=3), "policy must be"),
     (dict(policy="nowhere.npz"), "no model file"),
     (dict(policy="model.zip"), "SB3 checkpoints"),
