@@ -204,9 +204,12 @@ def create_app(save_dir="packetrow-saves", rule: OpponentRule = OpponentRule(), 
         key = sessions.add(replay)
         return jsonify(id=key, games=replay.games(), source=replay.source)
 
-    @app.get("/api/watch/<key>/<int:index>")
+    @app.get("/api/watch/<key>/<index>")
     def watch_view(key, index):
         replay = sessions.get(key, Replay)
+        if not NUMBER.fullmatch(index):  # not werkzeug's int converter: it fails on 4,300 digits
+            raise WebError(f"no game {index[:40]!r} in {replay.source}: a game is named by its number", 404)
+        index = int(index)
         move = request.args.get("move", "0")
         seat = request.args.get("seat", "full")
         if not NUMBER.fullmatch(move):
