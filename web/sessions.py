@@ -276,7 +276,8 @@ class Replay:
         history = []
         for m in range(move):
             g, p, a = steps[m]
-            history.append(f"{m:3d}. round {g.state.round}, {seat_label(p, None, names)}: {describe_action(g, a)}")
+            history.append(f"round {g.state.round}, {seat_label(p, None, names)}: {describe_action(g, a)}")
+        # history[m] is move m + 1, numbered by the page
         out.update(kind="watch", index=index, move=move, moves=len(steps) - 1, viewer=seat, history=history,
                    next=None if action is None else f"{seat_label(player, None, names)}: "
                                                    f"{describe_action(game, action)}",
