@@ -486,6 +486,7 @@ async function loadOptions() {  // the offered opponents, listed in the options 
 // ------------------------------------------------------------------------------------------------ watch
 const watch = {
   id: null, games: [], game: null, view: null,
+  target: 0,  // the move last asked for: quick clicks step from it, and older answers are dropped
 
   async open(file) {
     try {
@@ -508,11 +509,16 @@ const watch = {
 
   async go(move) {
     if (!this.id) return;
+    this.target = move;
     const seat = $("watch-seat").value || "full";
     try {
       const view = await api("GET", `/api/watch/${this.id}/${this.game.index}?move=${move}&seat=${seat}`);
-      this.show(view);
+      if (move === this.target) this.show(view);
     } catch (error) { toast(error.message); }
+  },
+
+  step(delta) {
+    if (this.view) this.go(Math.max(0, Math.min(this.view.moves, this.target + delta)));
   },
 
   show(view) {
@@ -571,8 +577,8 @@ function wire() {
   $("watch-seat").addEventListener("change", () => watch.go(watch.view ? watch.view.move : 0));
   $("watch-move").addEventListener("input", (event) => watch.go(Number(event.target.value)));
   $("watch-first").addEventListener("click", () => watch.go(0));
-  $("watch-prev").addEventListener("click", () => watch.view && watch.go(Math.max(0, watch.view.move - 1)));
-  $("watch-next").addEventListener("click", () => watch.view && watch.go(Math.min(watch.view.moves, watch.view.move + 1)));
+  $("watch-prev").addEventListener("click", () => watch.step(-1));
+  $("watch-next").addEventListener("click", () => watch.step(1));
   $("watch-last").addEventListener("click", () => watch.view && watch.go(watch.view.moves));
 }
 
