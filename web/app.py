@@ -119,6 +119,11 @@ def create_app(save_dir="packetrow-saves", rule: OpponentRule = OpponentRule(), 
             return jsonify(error=f"{error.name}: {error.description}"), error.code
         return error
 
+    @app.errorhandler(413)
+    def too_large(error):
+        return jsonify(error=f"the request is larger than this server takes ({MAX_UPLOAD // 2**20} MiB): watch a "
+                             "smaller file, e.g. fewer games of a games.jsonl"), 413
+
     @app.errorhandler(Exception)
     def crashed(error):  # a bug: still a JSON answer the page can show
         app.logger.exception("unexpected error")
@@ -241,8 +246,9 @@ def serve(host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
     except BaseException:
         listener.close()
         raise
-    url = f"http://{'127.0.0.1' if wildcard else host}:{server.server_port}/"
-    print(f"Packet Row in the browser: {url}  (Ctrl-C stops the server; games are autosaved to {save_dir}/)")
+    url = f"http://{'127.0.0.1' if wildcard else host}:{listener.getsockname()[1]}/"
+    print(f"Packet Row in the browser: {url}  (Ctrl-C stops the server; games are autosaved to {save_dir}/)",
+          flush=True)
     if host not in ("127.0.0.1", "localhost", "::1"):
         print("Warning: the server answers anyone who can reach this machine on that address.")
     if open_browser:

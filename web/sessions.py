@@ -7,6 +7,7 @@ with an HTTP status); a bad one leaves the session exactly as it was.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -205,6 +206,9 @@ class Replay:
     def __init__(self, records: list[dict], source: str, size: int = 0):
         self.size = size  # the length of the file's text: what the server's watch budget counts
         self.records = records  # each: index, num_players, agents, and either seed+actions or a position
+        self._by_index: dict[int, dict] = {}
+        for record in records:
+            self._by_index.setdefault(record["index"], record)  # the first of a repeated index, as before
         self.source = source
         self.lock = threading.Lock()
         # the positions of the games viewed last (each a few hundred clones): the older ones are replayed again
@@ -223,15 +227,17 @@ class Replay:
             raise WebError(f"{name}: its JSON is nested too deeply") from None
         if isinstance(data, dict) and ("game" in data or "boards" in data) and "actions" not in data:
             return cls([_saved_record(data, name)], name, len(text))
-        lines = [line for line in text.splitlines() if line.strip()]
         records = []
-        for number, line in enumerate(lines, start=1):
+        shared: dict[tuple, tuple] = {}  # one copy of each agents list: a file repeats few of them
+        for number, line in enumerate((line for line in io.StringIO(text) if line.strip()), start=1):
             try:
                 record = json.loads(line)
             except (json.JSONDecodeError, RecursionError):
                 raise WebError(f"{name}, line {number}: not a JSON game record (expected a games.jsonl written by "
                                "'packetrow tournament --out', or a saved game)") from None
-            records.append(_tournament_record(record, name, number))
+            record = _tournament_record(record, name, number)
+            record["agents"] = shared.setdefault(tuple(record["agents"]), tuple(record["agents"]))
+            records.append(record)
         if not records:
             raise WebError(f"{name} holds no games")
         return cls(records, name, len(text))
@@ -240,13 +246,13 @@ class Replay:
         """The games in the file: index, players, agents, recorded scores."""
         return [{"index": r["index"], "num_players": r["num_players"], "agents": r["agents"],
                  "moves": len(r["actions"]) if r.get("actions") is not None else len(r.get("history", [])),
-                 "scores": r.get("scores")} for r in self.records]
+                 "scores": _scores(r)} for r in self.records]
 
     def record(self, index) -> dict:
         """The record of game ``index`` (a WebError 404 naming the indices if there is none)."""
-        for record in self.records:
-            if record["index"] == index:
-                return record
+        record = self._by_index.get(index)
+        if record is not None:
+            return dict(record, scores=_scores(record))
         known = ", ".join(str(r["index"]) for r in self.records[:20])
         raise WebError(f"no game {index!r} in {self.source}; games: {known}", 404)
 
@@ -316,8 +322,15 @@ def _tournament_record(record, name: str, number: int) -> dict:
     index = record.get("index", number - 1)
     if not _is_int(index) or not 0 <= index < 2**31:
         refuse(f"index must be a game number (an integer from 0), got {_short(index)}")
+    # packed: a file of thousands of games is held as bytes of actions and one short text of scores each
     return {"index": index, "num_players": n, "agents": agents, "seed": seed,
-            "actions": np.asarray(actions, dtype=np.uint8), "scores": scores}
+            "actions": np.asarray(actions, dtype=np.uint8), "packed_scores": json.dumps(scores, separators=(",", ":"))}
+
+
+def _scores(record: dict):
+    """A record's recorded scores (unpacked), or None."""
+    packed = record.get("packed_scores")
+    return json.loads(packed) if packed is not None else record.get("scores")
 
 
 ACTION_LIMIT = 256  # action ids fit a byte (the legal ones are checked by the replay)
