@@ -32,8 +32,10 @@ def resident_mib(pid: int) -> float:
 
 
 def call(url: str, method: str, path: str, body=None) -> dict:
+    """The API as a program on this machine calls it (no Origin)."""
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url + path, data=data, method=method, headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(url.rstrip("/") + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=120) as response:
         return json.loads(response.read())
 

@@ -7,12 +7,10 @@ taken).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import subprocess
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +25,7 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 from packetrow_train.tournament import run_tournament  # noqa: E402
 from packetrow_web.sessions import PlaySession  # noqa: E402
 from tests.test_web_browser import DESKTOP, ready, start_browser, start_server, wait  # noqa: E402
+from tests.test_web_memory import call  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -44,15 +43,6 @@ def browser(tmp_path_factory):
     driver.set_window_size(*DESKTOP)
     yield driver
     driver.quit()
-
-
-def call(url: str, method: str, path: str, body=None) -> dict:
-    """The API as a program on this machine calls it (no Origin)."""
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url.rstrip("/") + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return json.loads(response.read())
 
 
 def step(url: str, view: dict, rng, prefer=()) -> dict:
@@ -170,7 +160,9 @@ function background(node) {  // the colours behind the text, composited up to th
     if (alpha === 1) break;
   }
   let out = [255, 255, 255];
-  for (const [r, g, b, a] of layers.reverse()) out = [r * a + out[0] * (1 - a), g * a + out[1] * (1 - a), b * a + out[2] * (1 - a)];
+  for (const [r, g, b, a] of layers.reverse()) {
+    out = [r * a + out[0] * (1 - a), g * a + out[1] * (1 - a), b * a + out[2] * (1 - a)];
+  }
   return out;
 }
 const low = [];

@@ -85,7 +85,8 @@ def openapi() -> dict:
         "/api/openapi.json": {"get": {"summary": "this description", "responses": _answers("OpenAPI 3")}},
     }
     return {"openapi": "3.0.3",
-            "info": {"title": "packetrow serve", "version": "1", "description": "Play Packet Row against bots and watch recorded games. "
-                                    "Every error is {\"error\": \"...\"} with a 4xx status and changes nothing."},
+            "info": {"title": "packetrow serve", "version": "1",
+                     "description": "Play Packet Row against bots and watch recorded games. Every error is "
+                                    "{\"error\": \"...\"} with a 4xx status and changes nothing."},
             "paths": paths,
             "components": {"schemas": {"Error": ERROR}}}

@@ -134,7 +134,8 @@ def table_json(view, names, you: bool = True) -> dict:
             "holds_starting_contract": None if holds[p] is None else bool(holds[p])})
     out = {"num_players": n, "round": int(s.round), "phase": view.phase, "over": bool(over),
            "harbour_master": int(s.harbour_master), "current_player": None if over else int(s.current_player),
-           "you": seat, "mode": view.mode, "phase_text": plain(phase_text(view)), "end_threshold": int(END_THRESHOLD[n]),
+           "you": seat, "mode": view.mode, "phase_text": plain(phase_text(view)),
+           "end_threshold": int(END_THRESHOLD[n]),
            "exhausted": int(s.exhausted.sum()), "last_round": bool(last_round(view)),
            "boards": [board_json(view, b) for b in range(len(BOARDS))], "players": players,
            "pending": [card_json(view, c) for c in s.pending],

@@ -53,7 +53,8 @@ function toast(message, ok = false) {
 const ICONS = {
   first: "M5 4h2v16H5zM20 4v16L9 12z", prev: "M18 4v16L6 12z", next: "M6 4v16l12-8z",
   last: "M17 4h2v16h-2zM4 4v16l11-8z",
-  anchor: "M11 2a3 3 0 0 1 2 5.2V9h3v2h-3v8.9A7 7 0 0 0 19 14h-2l3-4 3 4h-2a9 9 0 0 1-18 0H1l3-4 3 4H5a7 7 0 0 0 6 5.9V11H8V9h3V7.2A3 3 0 0 1 11 2zm1 2a1 1 0 1 0 0 2 1 1 0 0 0 0-2z",
+  anchor: "M11 2a3 3 0 0 1 2 5.2V9h3v2h-3v8.9A7 7 0 0 0 19 14h-2l3-4 3 4h-2a9 9 0 0 1-18 0H1l3-4 3 4H5"
+    + "a7 7 0 0 0 6 5.9V11H8V9h3V7.2A3 3 0 0 1 11 2zm1 2a1 1 0 1 0 0 2 1 1 0 0 0 0-2z",
   star: "M12 2l3 7h7l-5.5 4.5 2 7.5-6.5-4.5L5.5 21l2-7.5L2 9h7z",
 };
 
