@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 
 import numpy as np
 import pytest
@@ -271,6 +272,26 @@ def test_games_beyond_the_limit_are_let_go_and_reopen_from_their_autosave(tmp_pa
     first = client.get(f"/api/games/{views[0]['id']}").get_json()  # let go, reopened from its file
     assert first["id"] == views[0]["id"] and first["boards"] == views[0]["boards"]
     assert app.config["SESSIONS"].counts()["games"] == 3
+
+
+def test_requests_at_once_for_a_game_let_go_reopen_one_copy(app, client):
+    view = new_game(client, players=2, opponents=["random"], seed=2)
+    sessions = app.config["SESSIONS"]
+    for _ in range(5):
+        sessions._forget(view["id"])
+        barrier = threading.Barrier(6)
+        found = []
+
+        def reopen():
+            barrier.wait()
+            found.append(sessions.get(view["id"], PlaySession))
+
+        threads = [threading.Thread(target=reopen) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len({id(x) for x in found}) == 1 and found[0] is sessions.get(view["id"], PlaySession)
 
 
 def test_idle_games_and_files_are_let_go(tmp_path, records):

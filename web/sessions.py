@@ -415,6 +415,7 @@ class Sessions:
         self._items: OrderedDict[str, object] = OrderedDict()  # least recently used first
         self._used: dict[str, float] = {}
         self._lock = threading.Lock()
+        self._reopening = threading.Lock()
 
     def add(self, item, key: str | None = None) -> str:
         """Register a game or a watched file (a game is autosaved first); its id (new and random if not given)."""
@@ -449,18 +450,31 @@ class Sessions:
         self._items.pop(key, None)
         self._used.pop(key, None)
 
-    def get(self, key, kind):
-        """The game or watched file ``key`` of class ``kind``; a game not in memory reopens from its autosave."""
+    def _held(self, key, kind):
         with self._lock:
             item = self._items.get(key) if isinstance(key, str) else None
             if isinstance(item, kind):
                 self._items.move_to_end(key)
                 self._used[key] = self._clock()
                 return item
+        return None
+
+    def get(self, key, kind):
+        """The game or watched file ``key`` of class ``kind``; a game not in memory reopens from its autosave."""
+        item = self._held(key, kind)
+        if item is not None:
+            return item
         if kind is PlaySession and isinstance(key, str) and KEY.fullmatch(key):
-            path = self.save_dir / f"game-{key}.json"
-            if path.is_file():
-                return self.get(self.add(self._read(path, path.name), key), kind)
+            # one reopening at a time: two requests for a game let go must not make two copies of it
+            with self._reopening:
+                item = self._held(key, kind)
+                if item is not None:
+                    return item
+                path = self.save_dir / f"game-{key}.json"
+                if path.is_file():
+                    item = self._read(path, path.name)
+                    self.add(item, key)
+                    return item
         if kind is PlaySession:
             raise WebError(f"no game {_short(key)} on the server, and no autosave of it in {self.save_dir}: it was "
                            "deleted, or saved in another folder; resume a saved game or start a new one", 404)

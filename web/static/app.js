@@ -282,17 +282,17 @@ const play = {
         if (generation !== this.generation) return;
         this.show(view);
       } catch (error) {
-        if (generation === this.generation) await this.fail(error);
-        if (!error.status || error.status !== 409) break;
+        if (generation === this.generation) await this.fail(error, error.status === 409);
+        if (error.status !== 409) break;  // 409: another tab moved the bot; go on from the game as it is now
       } finally {
         if (generation === this.generation) this.busy = false;
       }
     }
   },
 
-  async fail(error) {  // a refused request: say why; a game moved elsewhere is shown as it is now
+  async fail(error, quiet = false) {  // a refused request: say why; a game moved elsewhere is shown as it is now
     if (error.status === 404 && (this.view || params.get("game"))) return this.gone(error.message);
-    toast(error.message);
+    if (!quiet) toast(error.message);
     if (error.status === 409 && this.view) {
       try { this.show(await api("GET", `/api/games/${this.view.id}`)); } catch (again) { toast(again.message); }
     } else if (this.view) this.show(this.view);
