@@ -41,6 +41,7 @@ IDLE_SECONDS = 30 * 60  # a game or watched file untouched this long is let go (
 SAVE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,80}")  # fullmatch: no trailing newline slips through
 KEY = re.compile(r"[A-Za-z0-9_-]{16}")  # secrets.token_urlsafe(12)
 AUTOSAVE = re.compile(r"game-([A-Za-z0-9_-]{16})\.json")
+ACTION_LIMIT = 256  # a watched record's action ids fit a byte (the legal ones are checked by the replay)
 
 
 class WebError(ValueError):
@@ -333,9 +334,6 @@ def _scores(record: dict):
     return json.loads(packed) if packed is not None else record.get("scores")
 
 
-ACTION_LIMIT = 256  # action ids fit a byte (the legal ones are checked by the replay)
-
-
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -401,7 +399,8 @@ class Sessions:
 
     Bounded: at most ``max_games`` games and ``max_watches`` files (of ``watch_bytes`` in all) in memory, none
     idle longer than ``idle_seconds``. Every game is autosaved to ``save_dir/game-<id>.json`` when it starts
-    and after each move, so a game let go (or lost by a server restart) reopens from its file when its id is asked for.
+    and after each move, so a game let go (or lost by a server restart) reopens from its file when its id is
+    asked for.
     """
 
     def __init__(self, save_dir: str | os.PathLike = "packetrow-saves", rule: OpponentRule = OpponentRule(),
@@ -452,6 +451,7 @@ class Sessions:
 
     def _held(self, key, kind):
         with self._lock:
+            self._let_go()
             item = self._items.get(key) if isinstance(key, str) else None
             if isinstance(item, kind):
                 self._items.move_to_end(key)
