@@ -294,6 +294,15 @@ def test_requests_at_once_for_a_game_let_go_reopen_one_copy(app, client):
         assert len({id(x) for x in found}) == 1 and found[0] is sessions.get(view["id"], PlaySession)
 
 
+def test_games_against_the_shipped_agent_share_its_weights():
+    """The memory of a game stays small: its bots of one model hold one copy of the weights between them."""
+    games = [PlaySession.new({"players": 5, "seat": 4, "opponents": ["ppo"], "seed": k}) for k in range(3)]
+    policies = {id(bot.policy) for game in games for bot in game.bots.values()}
+    assert len(policies) == 1 and sum(len(game.bots) for game in games) == 12
+    for game in games:  # the shared policy plays a legal move for each
+        assert game.game.legal_action_mask()[game.bot_move(game.game.current_player)]
+
+
 def test_idle_games_and_files_are_let_go(tmp_path, records):
     now = [0.0]
     sessions = Sessions(tmp_path / "saves", idle_seconds=60, clock=lambda: now[0])
