@@ -1,5 +1,5 @@
 """The server's memory is bounded (issue 31): ``packetrow serve`` in its own process, 300 games created and three
-watch uploads of about 12 MiB each (each game of them viewed), and its resident memory stays under a bound.
+watch uploads of about 12 MiB each (four games of each viewed), and its resident memory stays under a bound.
 
 The bound: what the server holds after its first game (the engine, numpy, Flask, the shipped model) plus
 MEMORY_BOUND_MIB. Without the limits this grew by about 320 MiB a 63 MB upload and never shrank.
@@ -20,7 +20,7 @@ pytest.importorskip("flask")
 from packetrow_train.tournament import load_games, run_tournament  # noqa: E402
 from packetrow_web.app import MAX_UPLOAD  # noqa: E402
 
-MEMORY_BOUND_MIB = 100  # measured: 52 MiB (docs/play.md)
+MEMORY_BOUND_MIB = 128  # measured: 59 and 73 MiB in two runs (docs/play.md)
 UPLOAD_BYTES = 12 * 1024 * 1024  # sent as a JSON string: its escaped quotes make the body about 15 MiB
 
 
@@ -64,7 +64,8 @@ def test_300_games_and_three_large_uploads_stay_under_the_bound(tmp_path):
         call(url, "POST", "/api/games", {})  # the shipped agent loaded: the baseline
         baseline = resident_mib(server.pid)
         for k in range(300):
-            call(url, "POST", "/api/games", {"players": 2 + k % 4, "opponents": ["random"], "seed": k})
+            opponent = ["ppo", "random", "heuristic"][k % 3]
+            call(url, "POST", "/api/games", {"players": 2 + k % 4, "opponents": [opponent], "seed": k})
         for copy in range(3):
             text = big_file(records, copy)
             assert UPLOAD_BYTES <= len(text) and len(json.dumps({"text": text})) < MAX_UPLOAD
