@@ -271,6 +271,7 @@ def test_the_watch_history_is_numbered_once(server, browser, tmp_path):
     browser.get(url + "?delay=0&tab=watch")
     browser.find_element(By.ID, "watch-file").send_keys(str(games_path))
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#watch-game option"))
+    wait(browser, lambda d: "move 0 of" in d.find_element(By.ID, "watch-position").text)  # the controls shown
     for _ in range(12):
         browser.find_element(By.ID, "watch-next").click()
     wait(browser, lambda d: "move 12 of" in d.find_element(By.ID, "watch-position").text)
@@ -321,6 +322,7 @@ def test_screenshots_of_a_whole_game_and_of_watch(server, browser, tmp_path):
     browser.get(url + "?delay=0&tab=watch")
     browser.find_element(By.ID, "watch-file").send_keys(str(games_path))
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#watch-game option"))
+    wait(browser, lambda d: "move 0 of" in d.find_element(By.ID, "watch-position").text)  # the controls shown
     for _ in range(30):
         browser.find_element(By.ID, "watch-next").click()
     wait(browser, lambda d: "move 30 of" in d.find_element(By.ID, "watch-position").text)
