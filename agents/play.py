@@ -8,6 +8,7 @@ person's seat saw it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import tempfile
@@ -257,9 +258,28 @@ def agent_seed(seed: int, seat: int, moves: int) -> int:
     return int(np.random.SeedSequence([seed, seat, moves]).generate_state(1)[0])
 
 
+@functools.lru_cache(maxsize=4)
+def _policy(path: str, stamp: int):
+    """A model file's policy, loaded once for every bot that plays it (``stamp``: the file's mtime; read-only)."""
+    from .policy import load_policy
+    return load_policy(path)
+
+
 def build_bot(spec: str, seed: int):
-    """An opponent from its spec (agents.registry.make_agent), or a PlayError saying why it cannot be built."""
+    """An opponent from its spec (agents.registry.make_agent), or a PlayError saying why it cannot be built.
+
+    Bots of one model share its weights (a server with many games at once holds one copy of the shipped agent).
+    """
     try:
+        name, options = parse_spec(spec)
+        if name == "ppo":
+            from .policy import SHIPPED_MODEL, PolicyAgent
+            path = str(options.pop("path", SHIPPED_MODEL))
+            try:
+                stamp = os.stat(path).st_mtime_ns
+            except (OSError, ValueError):
+                return make_agent(spec, seed)  # its own error names what is wrong with the path
+            return PolicyAgent(seed=seed, policy=_policy(path, stamp), name=spec.strip(), **options)
         return make_agent(spec, seed)
     except ImportError as error:
         raise PlayError(f"the agent {spec!r} is not available ({error}); try --opponents random") from None

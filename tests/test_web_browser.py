@@ -176,6 +176,7 @@ def test_watching_a_tournament_game_shows_the_replayed_scores(server, browser, t
     browser.get(url + "?delay=0&tab=watch")
     browser.find_element(By.ID, "watch-file").send_keys(str(games_path))
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#watch-game option"))
+    wait(browser, lambda d: "move 0 of" in d.find_element(By.ID, "watch-position").text)  # the controls shown
     Select(browser.find_element(By.ID, "watch-game")).select_by_value("1")
     Select(browser.find_element(By.ID, "watch-seat")).select_by_value("0")
     browser.find_element(By.ID, "watch-next").click()

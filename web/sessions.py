@@ -7,18 +7,20 @@ with an HTTP status); a bad one leaves the session exactly as it was.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import secrets
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 
 from packetrow_agents.play import (SAVE_FORMAT, PlayError, Session, narrate, opponent_specs, parse_save, read_save,
-                                   write_save)
+                                   save_error_text, write_save)
 from packetrow_agents.registry import split_specs
 from packetrow_agents.replay import ReplayError, replay_moves
 from packetrow_env.engine import Game
@@ -26,12 +28,20 @@ from packetrow_env.render import describe_action, seat_label
 from packetrow_env.seat_view import SeatView
 from packetrow_env.state import MAX_PLAYERS, MIN_PLAYERS
 
-from .views import table_json
+from .opponents import DEFAULT_OPPONENT, OFFERED, OpponentRule, SpecRefused
+from .views import end_hands, table_json
 
-DEFAULT_OPPONENT = "ppo"  # the shipped trained agent
-SUGGESTED_OPPONENTS = ("ppo", "heuristic", "random", "ismcts:seconds=1")
-MAX_SESSIONS = 200  # the oldest idle sessions are forgotten beyond this (a local server, but never unbounded)
-SAVE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,80}$")
+# Held in memory at most (the least recently used go first); every game is autosaved after each move, so a game
+# let go is reopened from its file when its id is asked for again.
+MAX_GAMES = 64
+MAX_WATCHES = 8  # files being watched; each holds its records (actions packed) and the positions of 2 games
+WATCH_BYTES = 48 * 1024 * 1024  # and the files' texts add up to at most this (the largest upload is 16 MiB)
+WATCHED_GAMES = 2
+IDLE_SECONDS = 30 * 60  # a game or watched file untouched this long is let go (games: autosaved first)
+SAVE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,80}")  # fullmatch: no trailing newline slips through
+KEY = re.compile(r"[A-Za-z0-9_-]{16}")  # secrets.token_urlsafe(12)
+AUTOSAVE = re.compile(r"game-([A-Za-z0-9_-]{16})\.json")
+ACTION_LIMIT = 256  # a watched record's action ids fit a byte (the legal ones are checked by the replay)
 
 
 class WebError(ValueError):
@@ -58,9 +68,12 @@ class PlaySession(Session):
             raise WebError(str(error)) from None
         self.lock = threading.Lock()
         self.log: list[str] = []  # what happened, as the person's seat saw it (narrate)
+        self.log_moves: list[int | None] = []  # per log line: the move it opens (numbered on the page), or None
+        self.key: str | None = None  # its id, given by Sessions.add (its autosave is game-<key>.json)
+        self.autosave_error: str | None = None
 
     @classmethod
-    def new(cls, options: dict) -> "PlaySession":
+    def new(cls, options: dict, rule: OpponentRule = OpponentRule()) -> "PlaySession":
         """A new game from the page's options: players (2-5), seat, opponents (agent specs), seed (optional)."""
         if not isinstance(options, dict):
             raise WebError("the options must be a JSON object")
@@ -78,21 +91,21 @@ class PlaySession(Session):
             except ValueError as error:
                 raise WebError(f"opponents: {error}") from None
         if not isinstance(specs, list) or not specs or not all(isinstance(x, str) and x.strip() for x in specs):
-            raise WebError(f"opponents must be a list of agent specs (e.g. {list(SUGGESTED_OPPONENTS)}), "
+            raise WebError(f"opponents must be a list of agent specs (e.g. {[o.spec for o in OFFERED]}), "
                            f"got {specs!r}")
         try:
             specs = opponent_specs([x.strip() for x in specs], players)
         except PlayError as error:
             raise WebError(str(error)) from None
-        return cls(Game.new(players, seed=seed), seat, specs, seed)
+        return cls(Game.new(players, seed=seed), seat, _allowed(specs, rule), seed)
 
     @classmethod
-    def load(cls, data, name: str = "the file") -> "PlaySession":
+    def load(cls, data, name: str = "the file", rule: OpponentRule = OpponentRule()) -> "PlaySession":
         """A session from a saved game (the terminal's save format, as parsed JSON)."""
         if isinstance(data, dict) and data.get("format") != SAVE_FORMAT:
             raise WebError(f"{name} is not a saved game to resume (it has no 'format': {SAVE_FORMAT!r}); a bare "
                            "position or a games.jsonl can be watched in the Watch tab")
-        return _resume(_read_save_data(data, name))
+        return _resume(_read_save_data(data, name), rule)
 
     # --------------------------------------------------------------------------------- reading
     def view(self) -> dict:
@@ -100,14 +113,33 @@ class PlaySession(Session):
         game = self.game
         out = table_json(SeatView(game, self.seat, "tracked"), self.names)
         p = game.current_player
-        out.update(kind="play", opponents=self.opponents, log=list(self.log),
+        out.update(kind="play", move=len(game.state.history), opponents=self.opponents, log=list(self.log),
+                   log_moves=list(self.log_moves), autosave_error=self.autosave_error,
                    waiting_for=None if game.is_over or p == self.seat else seat_label(p, self.seat, self.names))
         return out
 
+    def hands(self) -> dict:
+        """After the game only: every player's hand face up, hidden starting contracts included (409 before)."""
+        if not self.game.is_over:
+            raise WebError("the hands are shown when the game is over", 409)
+        return end_hands(SeatView(self.game, self.seat, "full"), self.names)
+
     # --------------------------------------------------------------------------------- moves
-    def act(self, action) -> None:
-        """Play the person's move; an illegal one raises WebError and changes nothing."""
+    def check_move_number(self, move) -> None:
+        """Refuse (409) a request chosen at another move than the game's: a stale view or a resent request."""
+        if move is None:
+            return
+        if isinstance(move, bool) or not isinstance(move, int):
+            raise WebError(f"move must be the view's move number (an integer), got {move!r}")
+        now = len(self.game.state.history)
+        if move != now:
+            raise WebError(f"this request was made at move {move}, but the game is at move {now} (another tab or a "
+                           "resent request moved it); reload the game", 409)
+
+    def act(self, action, move=None) -> None:
+        """Play the person's move; an illegal or stale one raises WebError and changes nothing."""
         game = self.game
+        self.check_move_number(move)
         if game.is_over:
             raise WebError("the game is over: start a new one", 409)
         if game.current_player != self.seat:
@@ -120,9 +152,10 @@ class PlaySession(Session):
             raise WebError(f"action {action} is not legal now; legal actions: {legal}", 409)
         self._step(action)
 
-    def advance(self) -> None:
+    def advance(self, move=None) -> None:
         """Let the bot to act make one move (the page asks once per bot move, showing who is thinking)."""
         game = self.game
+        self.check_move_number(move)
         if game.is_over:
             raise WebError("the game is over: no bot is to move", 409)
         p = game.current_player
@@ -136,7 +169,16 @@ class PlaySession(Session):
     def _step(self, action: int) -> None:
         before = self.game.clone()
         self.game.step(action)
-        self.log.extend(narrate(before, action, self.game, self.seat, self.names))
+        lines = narrate(before, action, self.game, self.seat, self.names)
+        self.log.extend(lines)
+        self.log_moves.extend([len(self.game.state.history)] + [None] * (len(lines) - 1) if lines else [])
+
+
+def _allowed(specs: list[str], rule: OpponentRule) -> list[str]:
+    try:
+        return [rule.check(spec) for spec in specs]
+    except SpecRefused as error:
+        raise WebError(str(error)) from None
 
 
 def _read_save_data(data, name: str = "the file") -> dict:
@@ -150,22 +192,28 @@ def _read_save_data(data, name: str = "the file") -> dict:
     return saved
 
 
-def _resume(saved: dict) -> "PlaySession":
+def _resume(saved: dict, rule: OpponentRule) -> "PlaySession":
     seed = saved["seed"] if saved["seed"] is not None else int(np.random.default_rng().integers(2**31))
-    session = PlaySession(saved["game"], saved["seat"], saved["opponents"], seed)
+    session = PlaySession(saved["game"], saved["seat"], _allowed(saved["opponents"], rule), seed)
     if session.game.state.history:
         session.log.append(f"--- Resumed in round {session.game.state.round}.")
+        session.log_moves.append(None)
     return session
 
 
 class Replay:
     """A file being watched: the games of a tournament's games.jsonl, or one saved game."""
 
-    def __init__(self, records: list[dict], source: str):
+    def __init__(self, records: list[dict], source: str, size: int = 0):
+        self.size = size  # the length of the file's text: what the server's watch budget counts
         self.records = records  # each: index, num_players, agents, and either seed+actions or a position
+        self._by_index: dict[int, dict] = {}
+        for record in records:
+            self._by_index.setdefault(record["index"], record)  # the first of a repeated index, as before
         self.source = source
         self.lock = threading.Lock()
-        self._positions: dict[int, list[tuple[Game, int | None, int | None]]] = {}
+        # the positions of the games viewed last (each a few hundred clones): the older ones are replayed again
+        self._positions: OrderedDict[int, list[tuple[Game, int | None, int | None]]] = OrderedDict()
 
     @classmethod
     def parse(cls, text, name: str = "file") -> "Replay":
@@ -179,31 +227,33 @@ class Replay:
         except RecursionError:
             raise WebError(f"{name}: its JSON is nested too deeply") from None
         if isinstance(data, dict) and ("game" in data or "boards" in data) and "actions" not in data:
-            return cls([_saved_record(data, name)], name)
-        lines = [line for line in text.splitlines() if line.strip()]
+            return cls([_saved_record(data, name)], name, len(text))
         records = []
-        for number, line in enumerate(lines, start=1):
+        shared: dict[tuple, tuple] = {}  # one copy of each agents list: a file repeats few of them
+        for number, line in enumerate((line for line in io.StringIO(text) if line.strip()), start=1):
             try:
                 record = json.loads(line)
             except (json.JSONDecodeError, RecursionError):
                 raise WebError(f"{name}, line {number}: not a JSON game record (expected a games.jsonl written by "
                                "'packetrow tournament --out', or a saved game)") from None
-            records.append(_tournament_record(record, name, number))
+            record = _tournament_record(record, name, number)
+            record["agents"] = shared.setdefault(tuple(record["agents"]), tuple(record["agents"]))
+            records.append(record)
         if not records:
             raise WebError(f"{name} holds no games")
-        return cls(records, name)
+        return cls(records, name, len(text))
 
     def games(self) -> list[dict]:
         """The games in the file: index, players, agents, recorded scores."""
         return [{"index": r["index"], "num_players": r["num_players"], "agents": r["agents"],
                  "moves": len(r["actions"]) if r.get("actions") is not None else len(r.get("history", [])),
-                 "scores": r.get("scores")} for r in self.records]
+                 "scores": _scores(r)} for r in self.records]
 
     def record(self, index) -> dict:
         """The record of game ``index`` (a WebError 404 naming the indices if there is none)."""
-        for record in self.records:
-            if record["index"] == index:
-                return record
+        record = self._by_index.get(index)
+        if record is not None:
+            return dict(record, scores=_scores(record))
         known = ", ".join(str(r["index"]) for r in self.records[:20])
         raise WebError(f"no game {index!r} in {self.source}; games: {known}", 404)
 
@@ -211,6 +261,9 @@ class Replay:
         """Per move: (the game before it, the seat that moved, the action); the last entry is the final game."""
         if index not in self._positions:
             self._positions[index] = _positions(self.record(index))
+            while len(self._positions) > WATCHED_GAMES:
+                self._positions.popitem(last=False)
+        self._positions.move_to_end(index)
         return self._positions[index]
 
     def view(self, index, move, seat) -> dict:
@@ -230,7 +283,8 @@ class Replay:
         history = []
         for m in range(move):
             g, p, a = steps[m]
-            history.append(f"{m:3d}. round {g.state.round}, {seat_label(p, None, names)}: {describe_action(g, a)}")
+            history.append(f"round {g.state.round}, {seat_label(p, None, names)}: {describe_action(g, a)}")
+        # history[m] is move m + 1, numbered by the page
         out.update(kind="watch", index=index, move=move, moves=len(steps) - 1, viewer=seat, history=history,
                    next=None if action is None else f"{seat_label(player, None, names)}: "
                                                    f"{describe_action(game, action)}",
@@ -239,22 +293,54 @@ class Replay:
 
 
 def _tournament_record(record, name: str, number: int) -> dict:
+    """A games.jsonl line checked and kept compact: the fields Watch uses, the actions as a small-int array."""
+    def refuse(what: str):
+        raise WebError(f"{name}, line {number}: {what}")
+
     if not isinstance(record, dict):
-        raise WebError(f"{name}, line {number}: a game record must be a JSON object")
+        refuse("a game record must be a JSON object")
     missing = [k for k in ("num_players", "seed", "actions", "scores") if k not in record]
     if missing:
-        raise WebError(f"{name}, line {number}: the game record lacks {', '.join(missing)} (expected a games.jsonl "
-                       "written by 'packetrow tournament --out')")
+        refuse(f"the game record lacks {', '.join(missing)} (expected a games.jsonl written by "
+               "'packetrow tournament --out')")
     n = record["num_players"]
-    if isinstance(n, bool) or not isinstance(n, int) or not MIN_PLAYERS <= n <= MAX_PLAYERS:
-        raise WebError(f"{name}, line {number}: num_players must be {MIN_PLAYERS}-{MAX_PLAYERS}, got {n!r}")
-    if not isinstance(record["actions"], list) or not all(isinstance(a, int) for a in record["actions"]):
-        raise WebError(f"{name}, line {number}: actions must be a list of action ids")
+    if not _is_int(n) or not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        refuse(f"num_players must be {MIN_PLAYERS}-{MAX_PLAYERS}, got {n!r}")
+    seed = record["seed"]
+    if not _is_int(seed) or not 0 <= seed < 2**64:
+        refuse(f"seed must be an integer from 0 to 2**64 - 1, got {_short(seed)}")
+    actions = record["actions"]
+    if not isinstance(actions, list) or not all(_is_int(a) and 0 <= a < ACTION_LIMIT for a in actions):
+        refuse("actions must be a list of action ids")
+    scores = record["scores"]
+    if not (isinstance(scores, list) and all(
+            isinstance(row, dict) and all(_is_int(v) or isinstance(v, bool) for v in row.values()) for row in scores)):
+        refuse("scores must be a list of score rows (objects of integers, one per seat, as 'packetrow tournament' "
+               "writes)")
     agents = record.get("agents")
     if not (isinstance(agents, list) and len(agents) == n and all(isinstance(a, str) for a in agents)):
         agents = ["unnamed agent"] * n
     index = record.get("index", number - 1)
-    return dict(record, index=index, agents=agents)
+    if not _is_int(index) or not 0 <= index < 2**31:
+        refuse(f"index must be a game number (an integer from 0), got {_short(index)}")
+    # packed: a file of thousands of games is held as bytes of actions and one short text of scores each
+    return {"index": index, "num_players": n, "agents": agents, "seed": seed,
+            "actions": np.asarray(actions, dtype=np.uint8), "packed_scores": json.dumps(scores, separators=(",", ":"))}
+
+
+def _scores(record: dict):
+    """A record's recorded scores (unpacked), or None."""
+    packed = record.get("packed_scores")
+    return json.loads(packed) if packed is not None else record.get("scores")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _saved_record(data: dict, name: str) -> dict:
@@ -276,6 +362,11 @@ def _saved_record(data: dict, name: str) -> dict:
             "seed": None, "actions": None, "position": game, "history": list(game.state.history)}
 
 
+def _short_text(error: Exception, limit: int = 2000) -> str:
+    text = str(error)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _positions(record: dict) -> list:
     """Every position of a record, replayed through the engine (a tournament record's scores are checked)."""
     if record.get("actions") is not None:
@@ -285,7 +376,7 @@ def _positions(record: dict) -> list:
                 steps.append((game.clone(), seat, action))
                 last = game
         except (ReplayError, ValueError) as error:
-            raise WebError(f"game {record['index']} cannot be replayed: {error}", 422) from None
+            raise WebError(f"game {record['index']} cannot be replayed: {_short_text(error)}", 422) from None
         steps.append((last.clone(), None, None))  # the generator stepped the last move before it stopped
         return steps
     final = record["position"]
@@ -304,44 +395,138 @@ def _positions(record: dict) -> list:
 
 
 class Sessions:
-    """The server's sessions by id (play and watch), each behind its own lock; the registry has one too."""
+    """The server's games and watched files by id, each behind its own lock; the registry has one too.
 
-    def __init__(self, save_dir: str | os.PathLike = "packetrow-saves"):
+    Bounded: at most ``max_games`` games and ``max_watches`` files (of ``watch_bytes`` in all) in memory, none
+    idle longer than ``idle_seconds``. Every game is autosaved to ``save_dir/game-<id>.json`` when it starts
+    and after each move, so a game let go (or lost by a server restart) reopens from its file when its id is
+    asked for.
+    """
+
+    def __init__(self, save_dir: str | os.PathLike = "packetrow-saves", rule: OpponentRule = OpponentRule(),
+                 max_games: int = MAX_GAMES, max_watches: int = MAX_WATCHES, watch_bytes: int = WATCH_BYTES,
+                 idle_seconds: float = IDLE_SECONDS, clock=time.monotonic):
         self.save_dir = Path(save_dir)
-        self._items: OrderedDict[str, object] = OrderedDict()
+        self.rule = rule
+        self.max_games, self.max_watches, self.watch_bytes = max_games, max_watches, watch_bytes
+        self.idle_seconds = idle_seconds
+        self._clock = clock
+        self._items: OrderedDict[str, object] = OrderedDict()  # least recently used first
+        self._used: dict[str, float] = {}
         self._lock = threading.Lock()
+        self._reopening = threading.Lock()
 
-    def add(self, item) -> str:
-        """Register a session; its new random id."""
-        key = secrets.token_urlsafe(12)
+    def add(self, item, key: str | None = None) -> str:
+        """Register a game or a watched file (a game is autosaved first); its id (new and random if not given)."""
+        key = key or secrets.token_urlsafe(12)
+        if isinstance(item, PlaySession):
+            item.key = key
+            self.autosave(item)
         with self._lock:
             self._items[key] = item
-            while len(self._items) > MAX_SESSIONS:
-                self._items.popitem(last=False)
+            self._items.move_to_end(key)
+            self._used[key] = self._clock()
+            self._let_go()
         return key
 
-    def get(self, key, kind):
-        """The session ``key`` of class ``kind``, or a WebError 404."""
+    def _let_go(self) -> None:
+        """Forget the idle, then the least recently used beyond the limits (games are on disk already)."""
+        now = self._clock()
+        for key in [k for k, used in self._used.items() if now - used > self.idle_seconds]:
+            self._forget(key)
+        games = [k for k, item in self._items.items() if isinstance(item, PlaySession)]
+        for key in games[:max(0, len(games) - self.max_games)]:
+            self._forget(key)
+        watches = [(k, item.size) for k, item in self._items.items() if isinstance(item, Replay)]
+        size = sum(s for _, s in watches)
+        for number, (key, held) in enumerate(watches):
+            if len(watches) - number <= self.max_watches and size <= self.watch_bytes:
+                break
+            self._forget(key)
+            size -= held
+
+    def _forget(self, key: str) -> None:
+        self._items.pop(key, None)
+        self._used.pop(key, None)
+
+    def _held(self, key, kind):
         with self._lock:
+            self._let_go()
             item = self._items.get(key) if isinstance(key, str) else None
             if isinstance(item, kind):
                 self._items.move_to_end(key)
+                self._used[key] = self._clock()
                 return item
-        what = "game" if kind is PlaySession else "file"
-        raise WebError(f"no {what} with id {key!r} (the server may have restarted: start a new one)", 404)
+        return None
+
+    def get(self, key, kind):
+        """The game or watched file ``key`` of class ``kind``; a game not in memory reopens from its autosave."""
+        item = self._held(key, kind)
+        if item is not None:
+            return item
+        if kind is PlaySession and isinstance(key, str) and KEY.fullmatch(key):
+            # one reopening at a time: two requests for a game let go must not make two copies of it
+            with self._reopening:
+                item = self._held(key, kind)
+                if item is not None:
+                    return item
+                path = self.save_dir / f"game-{key}.json"
+                if path.is_file():
+                    item = self._read(path, path.name)
+                    self.add(item, key)
+                    return item
+        if kind is PlaySession:
+            raise WebError(f"no game {_short(key)} on the server, and no autosave of it in {self.save_dir}: it was "
+                           "deleted, or saved in another folder; resume a saved game or start a new one", 404)
+        raise WebError(f"no watched file {_short(key)} (files are let go after {self.idle_seconds / 60:g} idle "
+                       "minutes or when others are opened): open it again", 404)
+
+    def counts(self) -> dict:
+        """How many games and watched files are in memory."""
+        with self._lock:
+            items = list(self._items.values())
+        return {"games": sum(isinstance(x, PlaySession) for x in items),
+                "watches": sum(isinstance(x, Replay) for x in items)}
 
     # --------------------------------------------------------------------------------- saved games on disk
-    def save(self, session: PlaySession, name) -> str:
-        """Write ``session`` to the save folder as ``name`` (+ .json); the file name written."""
+    def autosave(self, session: PlaySession) -> None:
+        """Write the game to its own file, ``game-<id>.json``; a failure is kept on the session for the page."""
+        try:
+            self.save_dir.mkdir(parents=True, exist_ok=True)
+            write_save(str(self.save_dir / f"game-{session.key}.json"), session.saved())
+            session.autosave_error = None
+        except (OSError, ValueError, TypeError) as error:
+            session.autosave_error = f"cannot autosave to {self.save_dir}: {save_error_text(error)}"
+
+    def save(self, session: PlaySession, name, overwrite=False) -> str:
+        """Save ``session``: to its own autosave file (no ``name``), or as ``name`` (+ .json); the file name.
+
+        A name another file already has is refused (409) unless ``overwrite``: one game never replaces another's
+        file by accident.
+        """
         if name is None:
-            name = f"game-{session.game.num_players}p-round{session.game.state.round}"
-        if not isinstance(name, str) or not SAVE_NAME.match(name):
+            self.autosave(session)
+            if session.autosave_error:
+                raise WebError(session.autosave_error, 507)
+            return f"game-{session.key}.json"
+        if not isinstance(name, str) or not SAVE_NAME.fullmatch(name):
             raise WebError("a save name is 1-80 letters, digits, '-', '_' or '.', starting with a letter or digit; "
-                           f"got {name!r}")
+                           f"got {_short(name)}")
+        if not isinstance(overwrite, bool):
+            raise WebError(f"overwrite must be true or false, got {_short(overwrite)}")
         if not name.endswith(".json"):
             name += ".json"
-        self.save_dir.mkdir(parents=True, exist_ok=True)
-        write_save(str(self.save_dir / name), session.saved())
+        path = self.save_dir / name
+        if AUTOSAVE.fullmatch(name) and name != f"game-{session.key}.json":
+            raise WebError(f"{name} is the name of another game's autosave: choose another name", 409)
+        if path.exists() and not overwrite:
+            raise WebError(f"a saved game named {name} already exists in {self.save_dir}: choose another name, or "
+                           "send overwrite: true to replace it", 409)
+        try:
+            self.save_dir.mkdir(parents=True, exist_ok=True)
+            write_save(str(path), session.saved())
+        except (OSError, ValueError, TypeError) as error:
+            raise WebError(f"cannot save {name}: {save_error_text(error)}", 507) from None
         return name
 
     def saves(self) -> list[dict]:
@@ -355,21 +540,28 @@ class Sessions:
                 game = data["game"]
                 out.append({"name": path.name, "players": int(game["num_players"]), "round": int(game["round"]),
                             "over": game["phase"] == "over"})
-            except (OSError, ValueError, KeyError, TypeError):
+            except (OSError, ValueError, KeyError, TypeError, RecursionError):
                 continue  # not a saved game: not listed
         return out
 
-    def load_saved(self, name) -> PlaySession:
-        """The saved game ``name`` of the save folder as a new session."""
-        if not isinstance(name, str) or not SAVE_NAME.match(name):
-            raise WebError(f"no saved game {name!r}")
+    def load_saved(self, name) -> str:
+        """Open the saved game ``name`` of the save folder; its id (a game's own autosave reopens that game)."""
+        if not isinstance(name, str) or not SAVE_NAME.fullmatch(name):
+            raise WebError(f"no saved game {_short(name)}")
+        own = AUTOSAVE.fullmatch(name)
+        if own:
+            self.get(own.group(1), PlaySession)  # in memory already, or reopened from this very file
+            return own.group(1)
         path = self.save_dir / name
         if not path.is_file():
             raise WebError(f"no saved game {name!r} in {self.save_dir}", 404)
+        return self.add(self._read(path, name))
+
+    def _read(self, path: Path, name: str) -> PlaySession:
         try:
             saved = read_save(str(path))
         except PlayError as error:
-            raise WebError(str(error)) from None
+            raise WebError(str(error).replace(str(path), name)) from None
         if saved["seat"] is None:
             raise WebError(f"{name} holds a bare position without a seat: watch it in the Watch tab")
-        return _resume(saved)
+        return _resume(saved, self.rule)

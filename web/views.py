@@ -9,11 +9,21 @@ recorded game) shows every hand and says so.
 
 from __future__ import annotations
 
+import re
+
 from packetrow_env import actions
 from packetrow_env.cards import (ASSISTANT, BANKER, BOARDS, BUILDING, CAPTAIN, CONTRACT, GOLD, GOODS, GOODS_KIND,
                                  KINDS, MONEY, SHIP, START, TRADER, place_name)
 from packetrow_env.render import card_text, last_round, phase_text, runs_out, seat_label, shipment_text
 from packetrow_env.state import END_THRESHOLD
+
+RULE_ID = re.compile(r"\s*\bR-[A-Z]+-\d+:?\s*")  # the rule ids the engine's texts cite for developers
+
+
+def plain(text: str) -> str:
+    """A text for players: rule ids ("R-SHIP-7: ...") left out, the words kept."""
+    return RULE_ID.sub(" ", text).replace("( ", "(").strip()
+
 
 # How a hand is grouped on the page (the order of the terminal's view): (label, kinds).
 HAND_GROUPS = (("contracts", (CONTRACT,)), ("goods", (GOODS_KIND, GOLD)), ("helpers", (TRADER, CAPTAIN, ASSISTANT)),
@@ -73,7 +83,7 @@ def action_json(view, action: int) -> dict:
     """A legal action of the seat to act: id, name, words, and what it points at (board slot, contract, payment
     and its number among all the options)."""
     s = view.state
-    out = {"id": int(action), "name": actions.name(action), "text": view.describe_action(action)}
+    out = {"id": int(action), "name": actions.name(action), "text": plain(view.describe_action(action))}
     if action < actions.TAKE:
         out.update(group="choose", board=int(action))
     elif action < actions.TAKE_FUTURE:
@@ -124,7 +134,8 @@ def table_json(view, names, you: bool = True) -> dict:
             "holds_starting_contract": None if holds[p] is None else bool(holds[p])})
     out = {"num_players": n, "round": int(s.round), "phase": view.phase, "over": bool(over),
            "harbour_master": int(s.harbour_master), "current_player": None if over else int(s.current_player),
-           "you": seat, "mode": view.mode, "phase_text": phase_text(view), "end_threshold": int(END_THRESHOLD[n]),
+           "you": seat, "mode": view.mode, "phase_text": plain(phase_text(view)),
+           "end_threshold": int(END_THRESHOLD[n]),
            "exhausted": int(s.exhausted.sum()), "last_round": bool(last_round(view)),
            "boards": [board_json(view, b) for b in range(len(BOARDS))], "players": players,
            "pending": [card_json(view, c) for c in s.pending],
@@ -132,6 +143,32 @@ def table_json(view, names, you: bool = True) -> dict:
            "actions": [], "scores": None}
     if you and not over and s.current_player == view.seat:
         out["actions"] = [action_json(view, a) for a in view.legal_actions()]
+        if [a["group"] for a in out["actions"]] == ["pass"]:
+            out["pass_reason"] = pass_reason(view, players[view.seat])
     if over:
         out["scores"] = [dict(row, seat=p, label=seat_label(p, seat, names)) for p, row in enumerate(view.scores())]
     return out
+
+
+def pass_reason(view, you: dict) -> str:
+    """Why passing is the only move: the board's cards are gone or cost more than cash and money cards cover."""
+    s = view.state
+    board = int(s.current_board)
+    cards = [int(c) for c in s.current[board, :s.supply_size].tolist() if c >= 0]
+    name = BOARDS[board]
+    if not cards:
+        return f"Only passing is possible: the {name} has no card left to take."
+    cheapest = min(int(view.cards.cost[c]) for c in cards)
+    return (f"Only passing is possible: the cheapest card on the {name} costs ${cheapest}, more than your "
+            f"${you['cash']} cash and ${you['money_cards']} in money cards cover.")
+
+
+def end_hands(full_view, names) -> dict:
+    """Every hand of a finished game, face up (a ``full`` view): the starting contracts nobody could see before."""
+    cards = full_view.cards
+    players = []
+    for p, hand in enumerate(full_view.known_hands()):
+        start = [card_json(full_view, c) for c in hand if cards.kind[c] == CONTRACT and cards.board[c] == START]
+        players.append({"seat": p, "label": seat_label(p, full_view.seat, names), "starting": start,
+                        "hand": hand_groups(full_view, hand)})
+    return {"players": players}

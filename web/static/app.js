@@ -31,7 +31,11 @@ async function api(method, path, body) {
   const response = await fetch(path, options);
   let data;
   try { data = await response.json(); } catch { data = { error: `the server answered ${response.status}` }; }
-  if (!response.ok) throw new Error(data.error || `the server answered ${response.status}`);
+  if (!response.ok) {
+    const error = new Error(data.error || `the server answered ${response.status}`);
+    error.status = response.status;
+    throw error;
+  }
   return data;
 }
 
@@ -43,6 +47,27 @@ function toast(message, ok = false) {
   box.hidden = false;
   clearTimeout(toastTimer);
   toastTimer = setTimeout(() => { box.hidden = true; }, ok ? 2500 : 6000);
+}
+
+// Icons drawn as SVG, so that they show without an emoji font.
+const ICONS = {
+  first: "M5 4h2v16H5zM20 4v16L9 12z", prev: "M18 4v16L6 12z", next: "M6 4v16l12-8z",
+  last: "M17 4h2v16h-2zM4 4v16l11-8z",
+  anchor: "M11 2a3 3 0 0 1 2 5.2V9h3v2h-3v8.9A7 7 0 0 0 19 14h-2l3-4 3 4h-2a9 9 0 0 1-18 0H1l3-4 3 4H5"
+    + "a7 7 0 0 0 6 5.9V11H8V9h3V7.2A3 3 0 0 1 11 2zm1 2a1 1 0 1 0 0 2 1 1 0 0 0 0-2z",
+  star: "M12 2l3 7h7l-5.5 4.5 2 7.5-6.5-4.5L5.5 21l2-7.5L2 9h7z",
+};
+
+function icon(name, label) {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("class", `icon icon-${name}`);
+  svg.setAttribute(label ? "aria-label" : "aria-hidden", label || "true");
+  if (label) svg.setAttribute("role", "img");
+  const path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+  path.setAttribute("d", ICONS[name]);
+  svg.append(path);
+  return svg;
 }
 
 // ------------------------------------------------------------------------------------------------ cards
@@ -77,6 +102,13 @@ function cardNode(card, action = null) {
     el("span", { class: "name", text: cardTitle(card) }),
     el("span", { class: "price", text: cardNote(card) }));
   if (action) node.addEventListener("click", () => play.act(action.id));
+  return node;
+}
+
+function revealedCard(card) {
+  const node = cardNode(card);
+  node.classList.add("revealed");
+  node.title = `his starting contract, shown at the end: ${card.text}`;
   return node;
 }
 
@@ -122,14 +154,18 @@ function renderPlayers(view, root) {
   root.replaceChildren(...order.map((player) => {
     const facts = [`$${player.cash} cash`];
     if (player.money_cards) facts.push(`+ $${player.money_cards} in money cards`);
-    if (player.harbour_master) facts.push("⚓ harbour master");
+    if (player.harbour_master) facts.push("harbour master");
     facts.push(player.has_taken ? "has taken this round" : "has not taken this round");
     if (!player.you && player.holds_starting_contract !== null) {
       facts.push(player.holds_starting_contract ? "still holds his starting contract" : "starting contract shipped");
     }
     const groups = player.hand.map((group) => el("div", { class: "group" },
       el("div", { class: "label", text: group.label }), el("div", { class: "cards" }, group.cards.map((c) => cardNode(c)))));
-    if (player.hidden_cards) {
+    const revealed = view.hands ? view.hands.players[player.seat].starting : [];
+    if (player.hidden_cards && revealed.length) {
+      groups.push(el("div", { class: "group" }, el("div", { class: "label", text: "starting contract (shown at the end)" }),
+        el("div", { class: "cards" }, revealed.map(revealedCard))));
+    } else if (player.hidden_cards) {
       groups.push(el("div", { class: "group" }, el("div", { class: "label", text: "hidden" }),
         el("div", { class: "cards" }, hiddenCard("his starting contract: you cannot see it"))));
     }
@@ -141,7 +177,8 @@ function renderPlayers(view, root) {
       ? player.label : `${player.label} — the cards you saw him take`;
     return el("div", { class: `player${player.to_act ? " to-act" : ""}${player.you ? " you" : ""}`,
         "data-seat": player.seat },
-      el("div", { class: "who", text: (player.to_act ? "▶ " : "") + title }),
+      el("div", { class: "who" }, player.harbour_master ? icon("anchor", "harbour master") : null,
+        (player.to_act ? "to act: " : "") + title),
       el("div", { class: "facts", text: facts.join(" · ") }),
       groups.length ? groups : el("div", { class: "facts", text: "no cards" }));
   }));
@@ -159,18 +196,19 @@ function renderScores(view, root, heading) {
     verdict = `Winner${winners.length > 1 ? "s" : ""}: ${winners.map((row) => row.label).join(", ")}.`;
   }
   const rows = view.scores.map((row) => el("tr", { class: row.winner ? "winner" : null, "data-seat": row.seat },
-    el("td", { text: row.label + (row.winner ? " 🏆" : "") }), el("td", { class: "vp", text: row.vp }),
+    el("td", { class: "who" }, row.label, row.winner ? icon("star", "winner") : null),
+    el("td", { class: "vp", text: row.vp }),
     el("td", { text: row.building_vp }), el("td", { text: row.money_vp }), el("td", { text: row.banker_vp }),
     el("td", { class: "cash", text: `$${row.cash}` })));
   root.replaceChildren(el("h2", { text: heading }), el("p", { class: "verdict", text: verdict }),
     el("table", {}, el("thead", {}, el("tr", {}, ["player", "VP", "buildings", "money", "bankers", "cash"]
-      .map((h) => el("th", { text: h })))), el("tbody", {}, rows)));
+      .map((h, k) => el("th", { scope: "col", class: k ? "num" : null, text: h })))), el("tbody", {}, rows)));
   root.hidden = false;
 }
 
 function statusLine(view, thinking) {
   const hm = view.players[view.harbour_master];
-  const parts = [el("span", { text: `Round ${view.round} · ⚓ ${hm.you ? "you" : hm.label} · ` }),
+  const parts = [el("span", { text: `Round ${view.round} · harbour master: ${hm.you ? "you" : hm.label} · ` }),
     el("span", { text: `game ends when ${view.end_threshold} board${view.end_threshold > 1 ? "s are" : " is"} exhausted ` +
       `(now ${view.exhausted}) · ` })];
   if (view.over) parts.push(el("span", { class: "turn", text: "The game is over." }));
@@ -193,14 +231,23 @@ const play = {
   busy: false,
   generation: 0,  // a new game stops the bot loop of the old one
   seen: 0,  // log lines already seen when the person last moved
+  keepFocus: false,  // the person moved from the move area: focus goes back there, not to the page's body
 
   async start(options) {
+    await this.run(() => api("POST", "/api/games", options));
+  },
+
+  async open(id) {  // the game of the page's address: a reload or a second tab shows it again
+    await this.run(() => api("GET", `/api/games/${encodeURIComponent(id)}`));
+  },
+
+  async run(request) {
     this.generation += 1;
     this.busy = true;
     try {
-      this.show(await api("POST", "/api/games", options));
+      this.show(await request());
     } catch (error) {
-      toast(error.message);
+      this.fail(error);
     } finally {
       this.busy = false;
     }
@@ -210,14 +257,14 @@ const play = {
   async act(action) {
     if (this.busy || !this.view) return;
     this.busy = true;
+    this.keepFocus = document.activeElement && document.activeElement.closest("#play") !== null;
     this.disable();
     try {
-      const view = await api("POST", `/api/games/${this.view.id}/act`, { action });
+      const view = await api("POST", `/api/games/${this.view.id}/act`, { action, move: this.view.move });
       this.seen = view.log.length;  // "since your last move" starts again
       this.show(view);
     } catch (error) {
-      toast(error.message);
-      this.show(this.view);
+      await this.fail(error);
     } finally {
       this.busy = false;
     }
@@ -230,27 +277,54 @@ const play = {
       this.busy = true;
       this.renderStatus(this.view, true);
       try {
-        const [view] = await Promise.all([api("POST", `/api/games/${this.view.id}/advance`),
+        const [view] = await Promise.all([api("POST", `/api/games/${this.view.id}/advance`, { move: this.view.move }),
           new Promise((resolve) => setTimeout(resolve, BOT_DELAY))]);
         if (generation !== this.generation) return;
         this.show(view);
       } catch (error) {
-        toast(error.message);
-        break;
+        if (generation === this.generation) await this.fail(error, error.status === 409);
+        if (error.status !== 409) break;  // 409: another tab moved the bot; go on from the game as it is now
       } finally {
         if (generation === this.generation) this.busy = false;
       }
     }
   },
 
+  async fail(error, quiet = false) {  // a refused request: say why; a game moved elsewhere is shown as it is now
+    if (error.status === 404 && (this.view || params.get("game"))) return this.gone(error.message);
+    if (!quiet) toast(error.message);
+    if (error.status === 409 && this.view) {
+      try { this.show(await api("GET", `/api/games/${this.view.id}`)); } catch (again) { toast(again.message); }
+    } else if (this.view) this.show(this.view);
+  },
+
+  gone(message) {  // the server has no such game (and no autosave of it): no live buttons, and a way on
+    this.generation += 1;
+    this.view = null;
+    document.body.dataset.over = "gone";
+    $("status").replaceChildren(el("div", { class: "turn gone", text: "This game is no longer on the server." }),
+      el("div", { text: message }),
+      el("div", { class: "actions" },
+        el("button", { type: "button", class: "primary", id: "gone-resume", text: "Resume a saved game…", onclick: openLoad }),
+        el("button", { type: "button", id: "gone-new", text: "New game…", onclick: openOptions })));
+    for (const id of ["moves", "boards", "players", "log"]) $(id).replaceChildren();
+    renderScores({ scores: null }, $("scores"));
+    $("gone-resume").focus();
+  },
+
   disable() {
     for (const button of document.querySelectorAll("#play [data-action]")) button.disabled = true;
   },
 
-  show(view) {
+  async show(view) {
     const ended = view.over && !(this.view && this.view.id === view.id && this.view.over);
     if (!this.view || this.view.id !== view.id || this.seen > view.log.length) this.seen = view.log.length;
+    if (this.view && this.view.id === view.id && this.view.hands) view.hands = this.view.hands;
     this.view = view;
+    if (params.get("game") !== view.id) {  // the address names the game: reload and a second tab reopen it
+      params.set("game", view.id);
+      history.replaceState(null, "", `${location.pathname}?${params}`);
+    }
     document.body.dataset.game = view.id;
     document.body.dataset.over = view.over ? "yes" : "no";
     this.renderStatus(view, false);
@@ -258,16 +332,28 @@ const play = {
     renderPlayers(view, $("players"));
     renderScores(view, $("scores"), "Final scores");
     this.renderMoves(view);
-    const log = $("log");
-    log.replaceChildren(...view.log.map((line) => el("li", { class: line.startsWith("---") ? "round" : null, text: line })));
-    log.scrollTop = log.scrollHeight;
+    renderLog($("log"), view.log.map((line, k) => [view.log_moves[k], line]));
+    if (this.keepFocus) this.focusMoves();
     if (ended) $("scores").scrollIntoView({ block: "start" });
+    if (view.over && !view.hands) {  // every hand face up: the starting contracts nobody could see
+      try {
+        const hands = await api("GET", `/api/games/${view.id}/hands`);
+        if (this.view === view) { view.hands = hands; renderPlayers(view, $("players")); }
+      } catch (error) { toast(error.message); }
+    }
+  },
+
+  focusMoves() {
+    const first = document.querySelector("#moves [data-action]:not([disabled]), #moves button");
+    (first || $("moves")).focus({ preventScroll: true });
+    if (first) this.keepFocus = false;
   },
 
   renderStatus(view, thinking) {
     const news = view.over ? [] : view.log.slice(this.seen).filter((line) => line.trim());
-    const lines = news.length ? [el("ol", { class: "news" }, news.slice(-8).map((line) => el("li", { text: line })))] : [];
-    $("status").replaceChildren(...statusLine(view, thinking), ...lines);
+    const lines = news.length ? [el("ul", { class: "news" }, news.slice(-8).map((line) => el("li", { text: line })))] : [];
+    const warning = view.autosave_error ? [el("div", { class: "last", text: view.autosave_error })] : [];
+    $("status").replaceChildren(...statusLine(view, thinking), ...warning, ...lines);
   },
 
   renderMoves(view) {
@@ -278,14 +364,19 @@ const play = {
       return;
     }
     const actions = [...view.actions].sort((a, b) => ACTION_ORDER[a.group] - ACTION_ORDER[b.group] || a.id - b.id);
-    const children = [el("div", { class: "turn", text: `Your move: ${view.phase_text}.` })];
+    const children = [el("h2", { class: "turn", text: `Your move: ${view.phase_text}.` })];
     if (view.pending_text) children.push(el("div", { text: `Pending shipment: ${view.pending_text.replace(/^ship /, "")}` }));
+    if (view.pass_reason) children.push(el("div", { class: "reason", text: view.pass_reason }));
     const buttons = actions.map((action) => {
       if (action.group === "pay") {
         return el("button", { type: "button", class: "pay-option", "data-action": action.id,
           onclick: () => this.act(action.id) },
           el("div", { text: `Pay option ${action.option + 1}: give up` }),
           el("div", { class: "cards" }, action.payment.map((card) => cardNode(card))));
+      }
+      if (action.group === "more") {
+        return el("button", { type: "button", class: "more", "data-action": action.id, title: action.name,
+          onclick: () => this.act(action.id), text: "More ways to pay…" });
       }
       const label = action.group === "pass" ? action.text.replace(/^pass/, "Pass")
         : action.text.charAt(0).toUpperCase() + action.text.slice(1);
@@ -297,8 +388,19 @@ const play = {
   },
 };
 
+// A log: moves numbered by the game's move number, separators (round ends, the final summary) unnumbered.
+function renderLog(root, entries) {
+  root.replaceChildren(...entries.filter(([, line]) => line.trim()).map(([number, line]) => {
+    const separator = line.startsWith("---");
+    return el("li", { class: separator ? "round" : (number ? "move" : "note") },
+      el("span", { class: "num", text: number ? `${number}.` : "" }),
+      el("span", { class: "line", text: separator ? line.replace(/^-+\s*/, "") : line }));
+  }));
+  root.scrollTop = root.scrollHeight;
+}
+
 // ------------------------------------------------------------------------------------------------ options
-const SUGGESTED = ["ppo", "heuristic", "random", "ismcts:seconds=1"];
+let offered = [];  // the opponents this server plays: /api/options
 let lastOptions = {
   players: Number(params.get("players") || 2),
   seat: Number(params.get("seat") || 0),
@@ -345,7 +447,7 @@ async function saveGame() {
   if (!play.view) return;
   try {
     const answer = await api("POST", `/api/games/${play.view.id}/save`, {});
-    toast(`Saved as ${answer.saved} in ${answer.folder}/`, true);
+    toast(`Saved as ${answer.saved} in ${answer.folder}/ (every move is saved there too)`, true);
   } catch (error) { toast(error.message); }
 }
 
@@ -372,9 +474,20 @@ async function resume(body) {
   play.loop();
 }
 
+async function loadOptions() {  // the offered opponents, listed in the options dialog
+  try {
+    const answer = await api("GET", "/api/options");
+    offered = answer.offered;
+    $("agent-specs").replaceChildren(...offered.map((o) => el("option", { value: o.spec, label: o.label })));
+    $("offered-hint").replaceChildren(...offered.flatMap((o, k) => [k ? " · " : "", el("b", { text: o.spec }), `: ${o.label}`]),
+      answer.any_agent ? ". Any agent spec may be typed." : ".");
+  } catch (error) { toast(error.message); }
+}
+
 // ------------------------------------------------------------------------------------------------ watch
 const watch = {
   id: null, games: [], game: null, view: null,
+  target: 0,  // the move last asked for: quick clicks step from it, and older answers are dropped
 
   async open(file) {
     try {
@@ -397,11 +510,16 @@ const watch = {
 
   async go(move) {
     if (!this.id) return;
+    this.target = move;
     const seat = $("watch-seat").value || "full";
     try {
       const view = await api("GET", `/api/watch/${this.id}/${this.game.index}?move=${move}&seat=${seat}`);
-      this.show(view);
+      if (move === this.target) this.show(view);
     } catch (error) { toast(error.message); }
+  },
+
+  step(delta) {
+    if (this.view) this.go(Math.max(0, Math.min(this.view.moves, this.target + delta)));
   },
 
   show(view) {
@@ -420,8 +538,7 @@ const watch = {
     renderPlayers(view, $("watch-players"));
     renderScores(view, $("watch-scores"), "Final scores (replayed by the engine)");
     const history = $("watch-history");
-    history.replaceChildren(...view.history.map((line) => el("li", { text: line })));
-    history.scrollTop = history.scrollHeight;
+    renderLog(history, view.history.map((line, m) => [m + 1, line]));
   },
 };
 
@@ -435,6 +552,7 @@ function showTab(name) {
 }
 
 function wire() {
+  for (const button of document.querySelectorAll("[data-icon]")) button.append(icon(button.dataset.icon));
   $("tab-play").addEventListener("click", () => showTab("play"));
   $("tab-watch").addEventListener("click", () => showTab("watch"));
   $("new-game").addEventListener("click", openOptions);
@@ -450,7 +568,6 @@ function wire() {
     showTab("play");
     play.start(lastOptions);
   });
-  $("agent-specs").replaceChildren(...SUGGESTED.map((spec) => el("option", { value: spec })));
   $("load-file").addEventListener("change", async (event) => {
     const file = event.target.files[0];
     if (file) resume({ text: await file.text(), filename: file.name });
@@ -461,11 +578,14 @@ function wire() {
   $("watch-seat").addEventListener("change", () => watch.go(watch.view ? watch.view.move : 0));
   $("watch-move").addEventListener("input", (event) => watch.go(Number(event.target.value)));
   $("watch-first").addEventListener("click", () => watch.go(0));
-  $("watch-prev").addEventListener("click", () => watch.view && watch.go(Math.max(0, watch.view.move - 1)));
-  $("watch-next").addEventListener("click", () => watch.view && watch.go(Math.min(watch.view.moves, watch.view.move + 1)));
+  $("watch-prev").addEventListener("click", () => watch.step(-1));
+  $("watch-next").addEventListener("click", () => watch.step(1));
   $("watch-last").addEventListener("click", () => watch.view && watch.go(watch.view.moves));
 }
 
 wire();
+loadOptions();
 if (params.get("tab") === "watch") showTab("watch");
-play.start(lastOptions);  // opening the page starts a game at once: you against the shipped agent
+// the page's address names its game; without one, opening the page starts a game at once against the shipped agent
+if (params.get("game")) play.open(params.get("game"));
+else play.start(lastOptions);
