@@ -188,12 +188,13 @@ def test_a_saved_game_cannot_bring_an_unoffered_opponent(client):
     assert "not offered" in error_of(client.post("/api/games/load", json={"text": text}), 400)
 
 
-def test_a_model_path_error_never_says_whether_the_file_exists(tmp_path):
+@pytest.mark.parametrize("form", ["ppo:{}", "search:policy={}"])
+def test_a_model_path_error_never_says_whether_the_file_exists(tmp_path, form):
     real = tmp_path / "real.npz"
     real.write_bytes(b"not a model")
     client = create_app(tmp_path / "saves", OpponentRule(any_agent=True, model_dirs=(tmp_path / "models",))) \
         .test_client()
-    messages = [error_of(client.post("/api/games", json={"opponents": [f"ppo:{path}"]}), 400)
+    messages = [error_of(client.post("/api/games", json={"opponents": [form.format(path)]}), 400)
                 for path in (real, tmp_path / "absent.npz", tmp_path / "models" / ".." / "real.npz")]
     assert [m.replace(str(p), "P") for m, p in zip(messages, (real, tmp_path / "absent.npz",
                                                                tmp_path / "models" / ".." / "real.npz"))] == \

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packetrow_agents.registry import parse_spec
+from packetrow_agents.registry import model_path, parse_spec
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ OFFERED = (
     Offered("heuristic", "rule-based"),
     Offered("random", "random legal moves"),
     Offered("ismcts:seconds=1", "tree search, 1 s a move"),
+    Offered("search:seconds=1", "search on the trained agent's rollouts, 1 s a move"),
 )
 DEFAULT_OPPONENT = OFFERED[0].spec
 
@@ -59,8 +60,9 @@ class OpponentRule:
             name, options = parse_spec(spec)
         except ValueError as error:
             raise SpecRefused(str(error)) from None
-        if name == "ppo" and "path" in options:
-            self._check_model(spec, options["path"])
+        path = model_path(name, options)
+        if path is not None:
+            self._check_model(spec, path)
         return spec.strip()
 
     def _check_model(self, spec: str, path) -> None:
