@@ -56,6 +56,17 @@ def schema() -> dict:
     return json.loads(files("packetrow_agents").joinpath("schemas", SCHEMA_FILE).read_text())
 
 
+def validate_file(path) -> int:
+    """Validate every line of a record file against the shipped schema (needs jsonschema); returns the lines."""
+    import jsonschema  # the [dev] extra: validation is for tests and tools, reading needs none of it
+    full = schema()
+    lines = [json.loads(text) for text in Path(path).read_text().splitlines() if text.strip()]
+    for number, line in enumerate(lines):
+        kind = "header" if number == 0 else "game"
+        jsonschema.validate(line, {**full, "oneOf": [{"$ref": f"#/$defs/{kind}"}]})
+    return len(lines)
+
+
 def make_header(source: str, num_players: int, agents: list[str], specs: list[str], seed: int, schedule: str,
                 observation_mode: str) -> dict:
     """A header line for games played now, with this package's versions and the default catalogue's hash."""
@@ -178,4 +189,4 @@ def replay_record(records: Records, index: int) -> Game:
 
 
 __all__ = ["FORMAT", "VERSION", "RecordError", "Records", "ReplayError", "catalogue_hash", "iter_replay",
-           "make_header", "read_records", "replay_record", "schema", "write_records"]
+           "make_header", "read_records", "replay_record", "schema", "validate_file", "write_records"]
