@@ -92,14 +92,15 @@ class Population:
         n = len(self.names)
         order = self.ranking()
         shown = self.payoff[np.ix_(order, order)]
-        fig, ax = plt.subplots(figsize=(1.6 * n + 2, 1.3 * n + 1.5))
+        fig, ax = plt.subplots(figsize=(1.3 * n + 2, 1.1 * n + 1.5))
         image = ax.imshow(np.ma.masked_invalid(np.where(np.eye(n, dtype=bool), np.nan, shown)), cmap="RdBu",
                           vmin=0, vmax=1)
         for r, i in enumerate(order):
             for c, j in enumerate(order):
                 if i != j and self.games[i, j]:
+                    dark = abs(self.payoff[i, j] - 0.5) > 0.3  # white on the ends of the colour map
                     ax.text(c, r, f"{self.payoff[i, j]:.2f}\n[{self.low[i, j]:.2f}, {self.high[i, j]:.2f}]",
-                            ha="center", va="center", fontsize=8)
+                            ha="center", va="center", fontsize=8, color="white" if dark else "black")
         labels = [self.names[i] for i in order]
         ax.set_xticks(range(n), labels, rotation=30, ha="right")
         ax.set_yticks(range(n), labels)
