@@ -395,7 +395,7 @@ def add_command(subparsers) -> None:
         "ladder", help="place an agent on the anchored reference ladder (or rebuild the ladder)",
         description="Place an agent on the published ladder of reference agents (random, heuristic, ISMCTS at "
                     "10 and 40 iterations, the shipped ppo): it plays duplicate-deal matches against each, and "
-                    "its Bradley-Terry rating on the Elo scale (heuristic = 1000) is printed with a 95%% "
+                    "its Bradley-Terry rating on the Elo scale (heuristic = 1000) is printed with a 95% "
                     "interval. --build replays the whole reference ladder instead.")
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--agent", metavar="SPEC", help="the agent to place, e.g. ppo:path=my.npz or ismcts:iters=100")

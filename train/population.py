@@ -213,7 +213,7 @@ def add_command(subparsers) -> None:
     parser = subparsers.add_parser(
         "population", help="payoff matrix and Nash averaging of the agents of a record file",
         description="From a record file (records.jsonl of a tournament or the ladder): every agent's mean score "
-                    "against every other (1 ahead, 1/2 tied, 0 behind) with 95%% intervals, and the agents ranked "
+                    "against every other (1 ahead, 1/2 tied, 0 behind) with 95% intervals, and the agents ranked "
                     "by Nash averaging (their payoff against the maximum-entropy Nash mixture).")
     parser.add_argument("records_file", metavar="RECORDS_JSONL", help="a records.jsonl of a tournament or ladder")
     parser.add_argument("--out", metavar="DIR",

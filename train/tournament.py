@@ -56,6 +56,7 @@ MIN_PLAYERS, MAX_PLAYERS = 2, 5
 # first words of the SeedSequence spawn keys, so deals, agents and line-ups never share a stream
 _DEAL_KEY, _AGENT_KEY, _LINEUP_KEY = 0, 1, 2
 
+OUT_FILES = ("records.jsonl", "games.jsonl", "table.csv")  # what --out (TournamentResult.write) writes
 TABLE_COLUMNS = ("entry", "agent", "games", "deals", "wins", "win_rate", "win_low", "win_high", "mean_vp", "vp_low",
                  "vp_high", "mean_rank", "rank_low", "rank_high", "mu", "sigma", "ordinal", "fair_share")
 
@@ -311,7 +312,7 @@ class TournamentResult:
         An existing output is replaced only with ``overwrite``.
         """
         directory = Path(directory)
-        paths = [directory / name for name in ("records.jsonl", "games.jsonl", "table.csv")]
+        paths = [directory / name for name in OUT_FILES]
         existing = [str(path) for path in paths if path.exists()]
         if existing and not overwrite:
             raise FileExistsError(f"{', '.join(existing)} exist; pass overwrite (--overwrite) to replace them")
@@ -578,9 +579,6 @@ def _run_tournament_command(args) -> int:
         result.write(args.out, overwrite=True)  # checked above, before the games were played
         print(f"wrote {', '.join(str(Path(args.out) / name) for name in OUT_FILES)}")
     return 0
-
-
-OUT_FILES = ("records.jsonl", "games.jsonl", "table.csv")
 
 
 def check_out_free(parser, paths: Sequence[Path], overwrite: bool) -> None:
