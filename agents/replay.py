@@ -1,6 +1,7 @@
-"""Replaying a recorded game (a tournament's games.jsonl line) through the engine, checking its recorded scores.
+"""Replaying a recorded game (one game line of a record file) through the engine, checking its recorded scores.
 
-Used by ``packetrow replay`` (``packetrow_train.tournament``) and by the browser's Watch tab.
+Used by ``packetrow replay`` (``packetrow_train.tournament``), by ``packetrow_agents.records`` (which adds the
+file and line to its errors) and by the browser's Watch tab.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from packetrow_agents.replay import ReplayError, replay_game, replay_moves
 from packetrow_env.observation import Encoder, encoder
 from packetrow_train import stats
 from packetrow_train.cli import main
+from packetrow_train.duplicate import paired_columns, per_deal_means, seat_assignments
 from packetrow_train.tournament import (TournamentError, find_game, lineup, load_games, make_entries, replay_text,
                                         run_tournament)
 
@@ -200,6 +201,74 @@ def test_bad_setups_say_what_is_allowed(registered):
         run_tournament(["random"] * 2, 2, games=1, observation_mode="psychic", progress=False)
 
 
+# --------------------------------------------------------------------------- duplicate deals
+def _score(vp: int, winner: bool) -> dict:
+    return {"vp": vp, "cash": 0, "winner": winner}
+
+
+def test_paired_statistics_equal_a_hand_computation():
+    """Three deals, each played with the seats swapped; entry 0's results averaged per deal, then over deals."""
+    # (deal, entries by seat, vp by seat); the winner is the higher VP, a tie is a shared win
+    games = [(0, [0, 1], [10, 6]), (0, [1, 0], [8, 8]),    # deal 0: entry 0 wins 1 + 1/2 of 2, VP (10 + 8) / 2 = 9
+             (1, [0, 1], [5, 9]), (1, [1, 0], [7, 4]),     # deal 1: wins 0 of 2, VP (5 + 4) / 2 = 4.5
+             (2, [0, 1], [12, 3]), (2, [1, 0], [2, 11])]   # deal 2: wins 2 of 2, VP (12 + 11) / 2 = 11.5
+    records = [{"deal": deal, "entries": entries,
+                "scores": [_score(v, v == max(vps)) for v in vps]} for deal, entries, vps in games]
+    assert per_deal_means(records, 2, lambda r: [row["vp"] for row in r["scores"]])[:, 0].tolist() == [9, 4.5, 11.5]
+    zero, one = paired_columns(records, 2, 2)
+    # wins per deal 0.75, 0, 1: mean 7/12, sample variance ((1/6)² + (7/12)² + (5/12)²) / 2 = 13/48
+    half = 1.96 * math.sqrt(13 / 48 / 3)
+    assert zero["deals"] == 3 and zero["win_rate"] == pytest.approx(7 / 12)
+    assert (zero["win_low"], zero["win_high"]) == pytest.approx((max(0, 7 / 12 - half), min(1, 7 / 12 + half)))
+    assert one["win_rate"] == pytest.approx(5 / 12)  # the shares of a deal sum to 1
+    # VP per deal 9, 4.5, 11.5: mean 25/3, sample variance ((2/3)² + (23/6)² + (19/6)²) / 2 = 151/12
+    vp_half = 1.96 * math.sqrt(151 / 12 / 3)
+    assert (zero["mean_vp"], zero["vp_low"], zero["vp_high"]) == pytest.approx((25 / 3, 25 / 3 - vp_half,
+                                                                                 25 / 3 + vp_half))
+    # ranks per deal (1 + 1.5) / 2, 2, 1: the same as 3 - 2 x wins here
+    assert zero["mean_rank"] == pytest.approx((1.25 + 2 + 1) / 3)
+
+
+@pytest.mark.parametrize("players, mode, count", [(2, "rotations", 2), (2, "permutations", 2), (3, "rotations", 3),
+                                                   (4, "permutations", 24), (5, "rotations", 5)])
+def test_seat_assignments_seat_every_entry_once_a_game(players, mode, count):
+    assignments = seat_assignments(players, mode)
+    assert len(assignments) == len(set(assignments)) == count
+    assert all(sorted(a) == list(range(players)) for a in assignments)
+    # every entry sits at every seat equally often over one deal
+    assert Counter((e, s) for a in assignments for s, e in enumerate(a)) ==         Counter({(e, s): count // players for e in range(players) for s in range(players)})
+
+
+def test_a_duplicate_tournament_plays_every_deal_under_every_assignment(registered):
+    result = run_tournament(["random", "lowest", "passer"], 3, games=12, seed=4, progress=False, duplicate=True)
+    assert result.schedule == "duplicate-rotations"
+    deals = {}
+    for record in result.records:
+        deals.setdefault(record["deal"], []).append(record)
+    assert sorted(deals) == [0, 1, 2, 3]
+    for games in deals.values():
+        assert len({g["seed"] for g in games}) == 1  # one deal
+        assert sorted(tuple(g["entries"]) for g in games) == sorted(seat_assignments(3, "rotations"))
+    assert [row["deals"] for row in result.table] == [4, 4, 4] and [row["games"] for row in result.table] == [12] * 3
+    assert sum(row["win_rate"] for row in result.table) == pytest.approx(1)
+    assert "paired by deal" in result.format_table()
+    two = run_tournament(["random", "lowest", "passer"], 3, games=12, seed=4, progress=False, duplicate="rotations",
+                         workers=2, chunk_size=5)
+    assert two.records == result.records and two.table == result.table
+    perms = run_tournament(["random", "lowest", "passer"], 3, games=6, seed=4, progress=False,
+                           duplicate="permutations")
+    assert perms.schedule == "duplicate-permutations" and len({r["seed"] for r in perms.records}) == 1
+
+
+def test_duplicate_set_ups_say_what_is_allowed(registered):
+    with pytest.raises(TournamentError, match="exactly 2 agents"):
+        run_tournament(["random", "random", "lowest"], 2, games=4, progress=False, duplicate=True)
+    with pytest.raises(TournamentError, match="multiple of 6, got 8"):
+        run_tournament(["random", "random", "lowest"], 3, games=8, progress=False, duplicate="permutations")
+    with pytest.raises(TournamentError, match="allowed: rotations, permutations"):
+        run_tournament(["random", "random"], 2, games=2, progress=False, duplicate="shuffled")
+
+
 # --------------------------------------------------------------------------- saved games and replays
 def test_out_files_and_replay(tmp_path, registered):
     result = run_tournament(["random", "lowest", "random"], 3, games=6, seed=3, progress=False)
@@ -239,18 +308,34 @@ def test_cli_tournament_and_replay(tmp_path, capsys):
     printed = capsys.readouterr().out
     for text in ("random#1", "random#3", "win rate [95% CI]", "mean rank", "Fair share: 1/3 = 33.3%", "ordinal"):
         assert text in printed
-    assert (out / "games.jsonl").is_file() and (out / "table.csv").is_file()
+    assert all((out / name).is_file() for name in ("records.jsonl", "games.jsonl", "table.csv"))
 
-    assert main(["replay", str(out / "games.jsonl"), "--game", "2", "--seat", "1"]) == 0
+    assert main(["replay", str(out / "records.jsonl"), "--game", "2", "--seat", "1"]) == 0
     assert "Replayed scores match" in capsys.readouterr().out
 
-    lines = (out / "games.jsonl").read_text().splitlines()
-    record = json.loads(lines[2])
+    lines = (out / "records.jsonl").read_text().splitlines()
+    record = json.loads(lines[3])  # line 1 is the header: game 2 is on line 4
     record["scores"][0]["vp"] += 5
-    lines[2] = json.dumps(record)
-    (out / "games.jsonl").write_text("\n".join(lines) + "\n")
-    assert main(["replay", str(out / "games.jsonl"), "--game", "2"]) == 1
-    assert "the file records" in capsys.readouterr().err
+    lines[3] = json.dumps(record)
+    (out / "records.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(["replay", str(out / "records.jsonl"), "--game", "2"]) == 1
+    error = capsys.readouterr().err
+    assert "the file records" in error and f"{out / 'records.jsonl'}, line 4:" in error
+
+
+def test_cli_duplicate_tournament_and_no_overwrite(tmp_path, capsys):
+    out = tmp_path / "dup"
+    argv = ["tournament", "--agents", "heuristic,random", "--players", "2", "--games", "4", "--duplicate",
+            "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
+    assert "Duplicate deals (rotations): 2 deals" in capsys.readouterr().out
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv[:-1] + ["--seed", "9", "--no-progress"])
+    assert exit_info.value.code == 2 and "pass --overwrite" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing written
+    assert main(argv + ["--seed", "9", "--overwrite"]) == 0
+    assert {p.name: p.read_bytes() for p in out.iterdir()} != before
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -258,7 +343,11 @@ def test_cli_tournament_and_replay(tmp_path, capsys):
     (["tournament", "--agents", "random,random", "--players", "3"], "at least as many agents as players"),
     (["tournament", "--agents", "random,random", "--games", "0"], "positive integer"),
     (["tournament", "--agents", "random,random", "--players", "6"], "invalid choice"),
-    (["replay", "nowhere.jsonl", "--game", "0"], "no games file"),
+    (["replay", "nowhere.jsonl", "--game", "0"], "nowhere.jsonl: no such file"),
+    (["tournament", "--agents", "random,random,random", "--players", "2", "--duplicate"], "exactly 2 agents"),
+    (["tournament", "--agents", "random,random", "--players", "2", "--games", "3", "--duplicate"],
+     "multiple of 2, got 3"),
+    (["tournament", "--agents", "random,random", "--duplicate", "sideways"], "invalid choice"),
     # one spec parser (packetrow_agents.registry.split_specs) for every list of agents
     (["tournament", "--agents", "random,,random"], "empty agent spec at position 2 of 3"),
     (["tournament", "--agents", "ppo:a.npz,path=C:/x.npz", "random"], "option 'path' is given twice"),

@@ -23,6 +23,9 @@ from .curve import add_command as add_curve_command
 from .evaluation import format_evaluation
 from .ray_cluster import RayUnavailableError
 from .run_dir import environment_versions
+from .exploit import add_command as add_exploit_command
+from .ladder import add_command as add_ladder_command
+from .population import add_command as add_population_command
 from .tournament import add_commands as add_tournament_commands
 
 
@@ -190,6 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
     info.set_defaults(run=_info)
     add_play_parser(sub)
     add_tournament_commands(sub)
+    add_ladder_command(sub)
+    add_population_command(sub)
+    add_exploit_command(sub)
     add_train_command(sub)
     add_curve_command(sub)
     add_serve_command(sub)

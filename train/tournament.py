@@ -18,6 +18,10 @@ object without ``reset`` is used as it is). So results are the same whatever the
 Workers are forked where the platform allows, so factories (lambdas) and live agent objects need not
 pickle; each worker plays whole games on its own copy of the agents.
 
+Duplicate deals (``duplicate="rotations"`` or ``"permutations"``, see ``packetrow_train.duplicate``). There are
+exactly n entries; game g plays deal g // A under seat assignment g % A of the A assignments, so each deal
+is played once per assignment, and the table's intervals are paired by deal.
+
 Statistics. Ranks follow R-SCORE-4 ((VP, cash), higher better); tied seats share the mean of their
 places. A win shared by k winners counts 1/k for each. Ratings: openskill's Plackett-Luce model,
 one update per game in game order, ties allowed.
@@ -36,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from packetrow_agents import records as game_records
 from packetrow_agents.registry import make_agent, split_specs
 from packetrow_agents.replay import replay_moves
 from packetrow_env.engine import Game
@@ -44,13 +49,15 @@ from packetrow_env.seat_view import SeatView
 from packetrow_env.observation import MODES
 from packetrow_env.render import describe_action, render
 
+from . import duplicate as duplicate_deals
 from . import stats
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 5
 # first words of the SeedSequence spawn keys, so deals, agents and line-ups never share a stream
 _DEAL_KEY, _AGENT_KEY, _LINEUP_KEY = 0, 1, 2
 
-TABLE_COLUMNS = ("entry", "agent", "games", "wins", "win_rate", "win_low", "win_high", "mean_vp", "vp_low",
+OUT_FILES = ("records.jsonl", "games.jsonl", "table.csv")  # what --out (TournamentResult.write) writes
+TABLE_COLUMNS = ("entry", "agent", "games", "deals", "wins", "win_rate", "win_low", "win_high", "mean_vp", "vp_low",
                  "vp_high", "mean_rank", "rank_low", "rank_high", "mu", "sigma", "ordinal", "fair_share")
 
 
@@ -146,9 +153,10 @@ def lineup(game_index: int, num_entries: int, num_players: int, seed: int) -> li
     return [int(permutation[(position + seat) % num_entries]) for seat in range(num_players)]
 
 
-def game_seeds(game_index: int, num_players: int, seed: int) -> tuple[int, list[int]]:
-    """(deal seed, agent seed per seat) of game ``game_index``, from the tournament seed and the index alone."""
-    deal = np.random.SeedSequence(seed, spawn_key=(_DEAL_KEY, game_index)).generate_state(1, np.uint64)[0]
+def game_seeds(game_index: int, num_players: int, seed: int, deal_index: int | None = None) -> tuple[int, list[int]]:
+    """(deal seed, agent seed per seat) of game ``game_index`` (dealt as deal ``deal_index``, default the game's)."""
+    deal_index = game_index if deal_index is None else deal_index
+    deal = np.random.SeedSequence(seed, spawn_key=(_DEAL_KEY, deal_index)).generate_state(1, np.uint64)[0]
     agents = np.random.SeedSequence(seed, spawn_key=(_AGENT_KEY, game_index)).generate_state(num_players)
     return int(deal), [int(a) for a in agents]
 
@@ -180,10 +188,15 @@ class _Runner:
     num_players: int
     seed: int
     observation_mode: str
+    assignments: list[tuple[int, ...]] | None = None  # duplicate deals: the seat assignments of every deal
 
     def play(self, index: int) -> dict:
-        seats = lineup(index, len(self.entries), self.num_players, self.seed)
-        deal_seed, agent_seeds = game_seeds(index, self.num_players, self.seed)
+        if self.assignments:
+            deal, assignment = divmod(index, len(self.assignments))
+            seats = list(self.assignments[assignment])
+        else:
+            deal, seats = index, lineup(index, len(self.entries), self.num_players, self.seed)
+        deal_seed, agent_seeds = game_seeds(index, self.num_players, self.seed, deal)
         agents = [self.entries[e].agent(s) for e, s in zip(seats, agent_seeds)]
         try:
             game, actions = play_game(agents, deal_seed, self.observation_mode)
@@ -191,7 +204,7 @@ class _Runner:
             error.add_note(f"in tournament game {index} (line-up {[self.entries[e].name for e in seats]})")
             raise
         scores = game.scores()
-        return {"index": index, "seed": deal_seed, "agent_seeds": agent_seeds, "num_players": self.num_players,
+        return {"index": index, "deal": deal, "seed": deal_seed, "agent_seeds": agent_seeds, "num_players": self.num_players,
                 "entries": seats, "agents": [self.entries[e].name for e in seats],
                 "specs": [_spec_text(self.entries[e]) for e in seats], "actions": actions, "scores": scores,
                 "ranks": stats.ranks(stats.score_keys(scores))}
@@ -240,6 +253,8 @@ class TournamentResult:
     observation_mode: str
     records: list[dict]
     table: list[dict] = field(default_factory=list)
+    specs: list[str] = field(default_factory=list)  # each entry's spec text (its name for factories and objects)
+    schedule: str = "rotation"  # or "duplicate-rotations" / "duplicate-permutations"
 
     @property
     def fair_share(self) -> float:
@@ -275,15 +290,34 @@ class TournamentResult:
                     f"Fair share: 1/{n} = {_percent(self.fair_share)} wins, mean rank {(n + 1) / 2:.2f}.")
         text.append("A win shared by k winners counts 1/k; tied players share the mean of their places "
                     "(rank 1 = best). Rating: openskill Plackett-Luce, ordinal = mu - 3 sigma.")
-        if games % len(self.names):
+        if self.schedule != "rotation":
+            deals = self.table[0]["deals"]
+            text.append(f"Duplicate deals ({self.schedule.split('-')[1]}): {deals} deals, each played under "
+                        f"{games // max(deals, 1)} seat assignments; the intervals are paired by deal "
+                        "(normal intervals over the deals' means).")
+        elif games % len(self.names):
             text.append(f"Seats are balanced over multiples of {len(self.names)} games; {games} is not one.")
         return "\n".join(text)
 
-    def write(self, directory) -> tuple[Path, Path]:
-        """Write ``games.jsonl`` (one game a line) and ``table.csv`` into ``directory``; returns their paths."""
+    def header(self, source: str = "tournament") -> dict:
+        """The header line of this tournament's record file (``packetrow_agents.records``)."""
+        return game_records.make_header(source, self.num_players, self.names, self.specs or self.names, self.seed,
+                                        self.schedule, self.observation_mode)
+
+    def write(self, directory, overwrite: bool = False) -> tuple[Path, Path]:
+        """Write ``records.jsonl``, ``games.jsonl`` and ``table.csv`` into ``directory``; returns the last two paths.
+
+        ``records.jsonl`` is the record file (``packetrow_agents.records``); ``games.jsonl`` holds the same game
+        lines without the header, which the browser's Watch tab reads until it reads record files.
+        An existing output is replaced only with ``overwrite``.
+        """
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        games_path, table_path = directory / "games.jsonl", directory / "table.csv"
+        paths = [directory / name for name in OUT_FILES]
+        existing = [str(path) for path in paths if path.exists()]
+        if existing and not overwrite:
+            raise FileExistsError(f"{', '.join(existing)} exist; pass overwrite (--overwrite) to replace them")
+        records_path, games_path, table_path = paths
+        game_records.write_records(records_path, self.header(), self.records, overwrite=True)
         with games_path.open("w") as f:
             for record in self.records:
                 f.write(json.dumps(record, separators=(",", ":")) + "\n")
@@ -302,8 +336,11 @@ def _percent(value: float) -> str:
     return "-" if math.isnan(value) else f"{100 * value:.1f}%"
 
 
-def summarize(records: Sequence[dict], names: Sequence[str], num_players: int) -> list[dict]:
-    """The per-entry table (columns ``TABLE_COLUMNS``) of game records, ratings updated in game order."""
+def summarize(records: Sequence[dict], names: Sequence[str], num_players: int, paired: bool = False) -> list[dict]:
+    """The per-entry table (columns ``TABLE_COLUMNS``) of game records, ratings updated in game order.
+
+    ``paired``: the records are duplicate deals, and the win, VP and rank columns are paired by deal.
+    """
     k = len(names)
     wins = [0.0] * k
     vps: list[list[float]] = [[] for _ in range(k)]
@@ -328,18 +365,25 @@ def summarize(records: Sequence[dict], names: Sequence[str], num_players: int) -
         mean_vp, vp_low, vp_high = stats.mean_interval(vps[e]) if games else (nan, nan, nan)
         mean_rank, rank_low, rank_high = stats.mean_interval(places[e]) if games else (nan, nan, nan)
         mu, sigma = ratings[e]
-        table.append({"entry": e, "agent": name, "games": games, "wins": wins[e],
+        table.append({"entry": e, "agent": name, "games": games, "deals": games, "wins": wins[e],
                       "win_rate": wins[e] / games if games else nan, "win_low": win_low, "win_high": win_high,
                       "mean_vp": mean_vp, "vp_low": vp_low, "vp_high": vp_high, "mean_rank": mean_rank,
                       "rank_low": rank_low, "rank_high": rank_high, "mu": mu, "sigma": sigma,
                       "ordinal": stats.ordinal(ratings[e]), "fair_share": 1.0 / num_players})
+    if paired and records:
+        for row, columns in zip(table, duplicate_deals.paired_columns(records, k, num_players)):
+            row.update(columns)
     return table
 
 
 def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed: int = 0, workers: int = 1,
                    progress: bool = True, observation_mode: str = "tracked",
-                   chunk_size: int | None = None, ray: str | bool = False) -> TournamentResult:
+                   chunk_size: int | None = None, ray: str | bool = False,
+                   duplicate: str | bool = False) -> TournamentResult:
     """Play ``games`` seat-balanced games between the entries ``specs`` (spec strings, factories or agents).
+
+    ``duplicate``: False for seat rotation; "rotations" (or True) or "permutations" to play every deal once per
+    seat assignment (exactly one entry per seat; ``games`` a multiple of the assignments per deal).
 
     ``ray``: False plays here (``workers`` processes); True plays the games as Ray tasks on a local Ray
     instance started and stopped for it (or the caller's running Ray); an address string, on that cluster.
@@ -353,7 +397,32 @@ def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed
         raise TournamentError(f"unknown observation mode {observation_mode!r}; allowed: {', '.join(MODES)}")
     entries = make_entries(specs)
     _check_entry_count(entries, num_players)
-    return _play(entries, num_players, games, seed, workers, progress, observation_mode, chunk_size, ray)
+    schedule = check_schedule(duplicate, len(entries), num_players, games)
+    return _play(entries, num_players, games, seed, workers, progress, observation_mode, chunk_size, ray, schedule)
+
+
+def check_schedule(duplicate: str | bool | None, num_entries: int, num_players: int, games: int) -> str:
+    """The schedule ("rotation", "duplicate-rotations" or "duplicate-permutations") of a set-up, checked."""
+    if duplicate is False or duplicate is None:
+        return "rotation"
+    mode = "rotations" if duplicate is True else duplicate
+    if mode not in duplicate_deals.DUPLICATE_MODES:
+        raise TournamentError(f"unknown duplicate mode {duplicate!r}; allowed: "
+                              f"{', '.join(duplicate_deals.DUPLICATE_MODES)}")
+    if num_entries != num_players:
+        raise TournamentError(f"duplicate deals seat every agent in every game: give exactly {num_players} agents "
+                              f"for {num_players}-player games, got {num_entries}")
+    per_deal = len(duplicate_deals.seat_assignments(num_players, mode))
+    if games % per_deal:
+        raise TournamentError(f"duplicate {mode} plays each deal {per_deal} times: the number of games must "
+                              f"be a multiple of {per_deal}, got {games}")
+    return "duplicate-" + mode
+
+
+def _assignments(schedule: str, num_players: int) -> list[tuple[int, ...]] | None:
+    if schedule == "rotation":
+        return None
+    return duplicate_deals.seat_assignments(num_players, schedule.removeprefix("duplicate-"))
 
 
 def _check_entry_count(entries: Sequence[Entry], num_players: int) -> None:
@@ -364,8 +433,9 @@ def _check_entry_count(entries: Sequence[Entry], num_players: int) -> None:
 
 
 def _play(entries: list[Entry], num_players: int, games: int, seed: int, workers: int, progress: bool,
-          observation_mode: str, chunk_size: int | None, ray: str | bool = False) -> TournamentResult:
-    runner = _Runner(entries, num_players, seed, observation_mode)
+          observation_mode: str, chunk_size: int | None, ray: str | bool = False,
+          schedule: str = "rotation") -> TournamentResult:
+    runner = _Runner(entries, num_players, seed, observation_mode, _assignments(schedule, num_players))
 
     def chunked(parallel: int) -> list[list[int]]:
         # a few chunks per worker keeps them all busy to the end
@@ -384,7 +454,7 @@ def _play(entries: list[Entry], num_players: int, games: int, seed: int, workers
             cpus = max(1, int(ray_module.cluster_resources().get("CPU", 1)))
             with bar() as progress_bar:
                 records, _ = play_chunks(runner, chunked(cpus), progress_bar)
-        return _result(entries, num_players, seed, observation_mode, records)
+        return _result(entries, num_players, seed, observation_mode, records, schedule)
     chunks = chunked(workers)
     if workers == 1 or len(chunks) == 1:
         with bar() as progress_bar:
@@ -398,15 +468,16 @@ def _play(entries: list[Entry], num_players: int, games: int, seed: int, workers
             for done in pool.imap_unordered(_play_chunk, chunks):
                 records += done
                 progress_bar.update(len(done))
-    return _result(entries, num_players, seed, observation_mode, records)
+    return _result(entries, num_players, seed, observation_mode, records, schedule)
 
 
-def _result(entries: list[Entry], num_players: int, seed: int, observation_mode: str,
-            records: list[dict]) -> TournamentResult:
+def _result(entries: list[Entry], num_players: int, seed: int, observation_mode: str, records: list[dict],
+            schedule: str = "rotation") -> TournamentResult:
     records = sorted(records, key=lambda r: r["index"])
     names = [e.name for e in entries]
     return TournamentResult(names, num_players, seed, observation_mode, records,
-                            summarize(records, names, num_players))
+                            summarize(records, names, num_players, paired=schedule != "rotation"),
+                            [_spec_text(e) for e in entries], schedule)
 
 
 # --------------------------------------------------------------------------- saved games and replays
@@ -493,27 +564,42 @@ def _run_tournament_command(args) -> int:
     except (TournamentError, ImportError) as error:  # bad specs are usage errors
         args.parser.error(f"argument --agents: {error}")
     try:
+        schedule = check_schedule(args.duplicate, len(entries), args.players, args.games)
+    except TournamentError as error:
+        args.parser.error(f"argument --duplicate: {error}")
+    if args.out is not None:
+        check_out_free(args.parser, [Path(args.out) / name for name in OUT_FILES], args.overwrite)
+    try:
         result = _play(entries, args.players, args.games, args.seed, args.workers, not args.no_progress,
-                       args.observation_mode, None, False if args.ray is None else args.ray)
+                       args.observation_mode, None, False if args.ray is None else args.ray, schedule)
     except ImportError as error:  # Ray not installed, or its cluster unreachable
         args.parser.error(f"argument --ray: {error}")
     print(result.format_table())
     if args.out is not None:
-        games_path, table_path = result.write(args.out)
-        print(f"wrote {games_path} and {table_path}")
+        result.write(args.out, overwrite=True)  # checked above, before the games were played
+        print(f"wrote {', '.join(str(Path(args.out) / name) for name in OUT_FILES)}")
     return 0
+
+
+def check_out_free(parser, paths: Sequence[Path], overwrite: bool) -> None:
+    """Stop the command (a usage error) if an output exists and ``--overwrite`` was not given."""
+    existing = [str(path) for path in paths if path.exists()]
+    if existing and not overwrite:
+        parser.error(f"argument --out: {', '.join(existing)} already exist; pass --overwrite to replace them")
 
 
 def _run_replay_command(args) -> int:
     try:
-        record = find_game(load_games(args.games_file), args.game)
-    except (OSError, ValueError) as error:
+        records = game_records.read_records(args.records_file)
+        record = records.game(args.game)
+    except game_records.RecordError as error:
         args.parser.error(str(error))
     try:
         for line in replay_text(record, seat=args.seat, full=args.all, every_move=args.every_move):
             print(line)
     except ValueError as error:  # a mismatch or an illegal recorded move: the file does not match the engine
-        print(f"packetrow replay: error: {error}", file=sys.stderr)
+        print(f"packetrow replay: error: {records.path}, line {records.line_of(args.game)}: {error}",
+              file=sys.stderr)
         return 1
     return 0
 
@@ -539,17 +625,27 @@ def add_commands(subparsers) -> None:
                             help="play the games as Ray tasks: on the cluster at ADDRESS (e.g. 10.0.0.1:6379, or "
                                  "auto), or without ADDRESS on a local Ray instance started for the run; same "
                                  "results as without --ray (needs the [ray] extra)")
-    tournament.add_argument("--out", metavar="DIR", help="write DIR/games.jsonl and DIR/table.csv")
+    tournament.add_argument("--duplicate", nargs="?", const="rotations", default=None,
+                            choices=duplicate_deals.DUPLICATE_MODES,
+                            help="duplicate deals: play every deal once per seat assignment (rotations: n games a "
+                                 "deal; permutations: n! games a deal), with intervals paired by deal; needs exactly "
+                                 "one agent per seat and --games a multiple of the games a deal")
+    tournament.add_argument("--out", metavar="DIR",
+                            help="write DIR/records.jsonl (the game records), DIR/games.jsonl (the same games "
+                                 "without the header, for the browser's Watch tab) and DIR/table.csv")
+    tournament.add_argument("--overwrite", action="store_true", help="replace the files of an existing --out")
     tournament.add_argument("--observation-mode", default="tracked", choices=MODES,
                             help="observation given to agents that use one (default tracked)")
     tournament.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     tournament.set_defaults(run=_run_tournament_command, parser=tournament)
 
     replay = subparsers.add_parser(
-        "replay", help="replay a recorded tournament game move by move",
-        description="Replay one game of a tournament's games.jsonl from its seed and actions through the engine, "
-                    "print it move by move, and check the final scores equal the recorded ones (exit 1 if not).")
-    replay.add_argument("games_file", metavar="GAMES_JSONL", help="the games.jsonl written by tournament --out")
+        "replay", help="replay a recorded tournament or ladder game move by move",
+        description="Replay one game of a record file (records.jsonl, written by tournament --out and the ladder) "
+                    "from its seed and actions through the engine, print it move by move, and check the final "
+                    "scores equal the recorded ones (exit 1 if not).")
+    replay.add_argument("records_file", metavar="RECORDS_JSONL",
+                        help="the records.jsonl written by tournament --out or ladder --out")
     replay.add_argument("--game", type=int, required=True, help="index of the game to replay")
     view = replay.add_mutually_exclusive_group()
     view.add_argument("--seat", type=int, default=0, help="show the table as this seat sees it (default 0)")

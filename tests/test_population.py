@@ -1,0 +1,96 @@
+"""Population analysis: pairwise scores and payoff intervals by hand, the maximum-entropy Nash, the command."""
+
+import math
+
+import numpy as np
+import pytest
+
+from packetrow_train.cli import main
+from packetrow_train.population import analyse, analyse_file, max_entropy_nash, pair_scores, payoff_matrix
+from packetrow_train.tournament import run_tournament
+
+
+def test_pair_scores_count_ties_and_copies():
+    # entries 0, 1, 1, 2 with ranks 2, 1, 3, 4 (R-SCORE-4 places): copies of agent 1 are averaged
+    scores = pair_scores({"entries": [0, 1, 1, 2], "ranks": [2.0, 1.0, 3.0, 4.0]})
+    assert scores[0, 1] == 0.5 and scores[0, 2] == 1.0 and scores[2, 0] == 0.0
+    assert scores[1, 0] == 1.0  # agent 1 is spoken for by its first seat
+    tied = pair_scores({"entries": [0, 1], "ranks": [1.5, 1.5]})
+    assert tied == {(0, 1): 0.5, (1, 0): 0.5}
+
+
+def test_payoff_matrix_equals_a_hand_computation():
+    # two deals of two games (seats swapped) and one plain game of deal 2; agent 0 against agent 1
+    games = [{"deal": 0, "entries": [0, 1], "ranks": [1.0, 2.0]}, {"deal": 0, "entries": [1, 0], "ranks": [1.5, 1.5]},
+             {"deal": 1, "entries": [0, 1], "ranks": [2.0, 1.0]}, {"deal": 1, "entries": [1, 0], "ranks": [2.0, 1.0]},
+             {"deal": 2, "entries": [0, 1], "ranks": [1.0, 2.0]}]
+    payoff, low, high, count = payoff_matrix(games, 2)
+    # per deal: 0.75, 0.5, 1 -> mean 0.75, sample variance (0 + 0.0625 + 0.0625) / 2 = 0.0625
+    half = 1.96 * math.sqrt(0.0625 / 3)
+    assert payoff[0, 1] == pytest.approx(0.75) and payoff[1, 0] == pytest.approx(0.25)
+    assert (low[0, 1], high[0, 1]) == pytest.approx((0.75 - half, min(1.0, 0.75 + half)))
+    assert count.tolist() == [[0, 5], [5, 0]] and math.isnan(payoff[0, 0])
+
+
+def test_max_entropy_nash_of_known_games():
+    rps = np.array([[0, 1, -1], [-1, 0, 1], [1, -1, 0.0]])
+    assert max_entropy_nash(rps) == pytest.approx([1 / 3] * 3, abs=1e-6)
+    # a copy of rock: the unique maximum-entropy equilibrium splits rock's third between the copies
+    copied = np.array([[0, 0, 1, -1], [0, 0, 1, -1], [-1, -1, 0, 1], [1, 1, -1, 0.0]])
+    assert max_entropy_nash(copied) == pytest.approx([1 / 6, 1 / 6, 1 / 3, 1 / 3], abs=1e-5)
+    dominant = np.array([[0, 0.4, 0.3], [-0.4, 0, 0.2], [-0.3, -0.2, 0.0]])
+    assert max_entropy_nash(dominant) == pytest.approx([1, 0, 0], abs=1e-6)
+
+
+def test_a_cycle_of_agents_has_no_best_agent():
+    """a beats b beats c beats a: the equilibrium plays all three and every Nash average is 0."""
+    games = []
+    beats = {(0, 1), (1, 2), (2, 0)}  # a cycle: nobody is best
+    deal = 0
+    for i in range(3):
+        for j in range(3):
+            if (i, j) in beats:
+                for _ in range(4):
+                    games.append({"deal": deal, "entries": [i, j], "ranks": [1.0, 2.0]})
+                    deal += 1
+    population = analyse(games, ["a", "b", "c"])
+    assert population.equilibrium == pytest.approx([1 / 3] * 3, abs=1e-6)
+    assert population.nash_average == pytest.approx([0, 0, 0], abs=1e-6)
+
+
+@pytest.fixture(scope="module")
+def records_file(tmp_path_factory):
+    out = tmp_path_factory.mktemp("population")
+    run_tournament(["heuristic", "random", "ppo"], 2, games=12, seed=0, progress=False).write(out)
+    return out / "records.jsonl"
+
+
+def test_analysing_a_tournament_file(records_file):
+    population = analyse_file(records_file)
+    assert population.names == ["heuristic", "random", "ppo"]
+    met = population.games > 0
+    assert np.allclose((population.payoff + population.payoff.T)[met], 1.0)
+    assert population.games.sum() == 2 * 12  # two ordered pairs a 2-player game
+    assert population.ranking()[-1] == 1  # random is last
+    assert np.all(population.nash_average <= 1e-6) and population.equilibrium.sum() == pytest.approx(1)
+
+
+def test_cli_population_writes_matrix_plot_and_table(records_file, tmp_path, capsys):
+    out = tmp_path / "pop"
+    assert main(["population", str(records_file), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "Nash average" in printed and "row's score against column" in printed
+    assert (out / "payoff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "payoff.csv").read_text().startswith("agent,opponent,games,score,low,high")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["population", str(records_file), "--out", str(out)])
+    assert exit_info.value.code == 2 and "pass --overwrite" in capsys.readouterr().err
+
+
+def test_cli_population_bad_file_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "x.jsonl"
+    bad.write_text('{"format": "other"}\n')
+    with pytest.raises(SystemExit) as exit_info:
+        main(["population", str(bad)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and f"{bad}, line 1: not a packetrow-records header" in err
