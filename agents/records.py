@@ -10,8 +10,8 @@ in order and the final ``scores`` (``Game.scores()``) and ``ranks``. ``Game.new(
 actions replay a game exactly, and the replay must give the recorded scores. The JSON Schema of both
 kinds of line ships in the package (``schema()``, file ``schemas/records-v1.schema.json``).
 
-Readers (``packetrow replay``, the browser's Watch view) call ``read_records(path)`` for the header and the
-games, then ``replay_record(records, index)`` or ``iter_replay(records, index)`` for the positions; every
+Readers (``packetrow replay``, the browser's Watch view) call ``read_records(path)`` (or ``parse_records`` of a
+text's lines) for the header and the games, then ``replay_record(records, index)`` or ``iter_replay(records, index)`` for the positions; every
 error is a ``RecordError`` naming the file and line.
 """
 
@@ -118,29 +118,34 @@ def read_records(path) -> Records:
     path = Path(path)
     if not path.is_file():
         raise RecordError(f"{path}: no such file (expected a records.jsonl written by a tournament or the ladder)")
-    header, games, lines = None, [], []
     with path.open() as f:
-        for number, text in enumerate(f, start=1):
-            if not text.strip():
-                continue
-            try:
-                line = json.loads(text)
-            except (json.JSONDecodeError, RecursionError):
-                raise RecordError(f"{path}, line {number}: not a JSON line") from None
-            if not isinstance(line, dict):
-                raise RecordError(f"{path}, line {number}: a line must be a JSON object")
-            if header is None:
-                header = _check_header(line, path, number)
-                continue
-            _check_game(line, header["num_players"], path, number)
-            games.append(line)
-            lines.append(number)
+        return parse_records(f, path)
+
+
+def parse_records(lines: Iterable[str], source) -> Records:
+    """``read_records`` of a file's lines (e.g. an upload's text split into lines), ``source`` naming it in errors."""
+    header, games, numbers = None, [], []
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            line = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            raise RecordError(f"{source}, line {number}: not a JSON line") from None
+        if not isinstance(line, dict):
+            raise RecordError(f"{source}, line {number}: a line must be a JSON object")
+        if header is None:
+            header = _check_header(line, source, number)
+            continue
+        _check_game(line, header["num_players"], source, number)
+        games.append(line)
+        numbers.append(number)
     if header is None:
-        raise RecordError(f"{path}, line 1: the file is empty; expected a {FORMAT} header")
-    return Records(path, header, games, lines)
+        raise RecordError(f"{source}, line 1: the file is empty; expected a {FORMAT} header")
+    return Records(Path(str(source)), header, games, numbers)
 
 
-def _check_header(line: dict, path: Path, number: int) -> dict:
+def _check_header(line: dict, path, number: int) -> dict:
     if line.get("format") != FORMAT:
         hint = (" (a games.jsonl of game lines with no header: read the records.jsonl written beside it)"
                 if "actions" in line else "")
@@ -157,7 +162,7 @@ def _check_header(line: dict, path: Path, number: int) -> dict:
     return line
 
 
-def _check_game(line: dict, num_players: int, path: Path, number: int) -> None:
+def _check_game(line: dict, num_players: int, path, number: int) -> None:
     missing = [key for key in _GAME_KEYS if key not in line]
     if missing:
         raise RecordError(f"{path}, line {number}: the game lacks {', '.join(missing)}")
@@ -189,4 +194,4 @@ def replay_record(records: Records, index: int) -> Game:
 
 
 __all__ = ["FORMAT", "VERSION", "RecordError", "Records", "ReplayError", "catalogue_hash", "iter_replay",
-           "make_header", "read_records", "replay_record", "schema", "validate_file", "write_records"]
+           "make_header", "parse_records", "read_records", "replay_record", "schema", "validate_file", "write_records"]

@@ -321,9 +321,12 @@ def tournament_file(tmp_path_factory):
     return games_path
 
 
-def test_watching_a_tournament_game_shows_the_replayed_scores(client, tournament_file):
-    """Acceptance: the final scores shown equal those 'packetrow replay' checks (the recorded and replayed ones)."""
-    response = client.post("/api/watch", json={"text": tournament_file.read_text(), "name": "games.jsonl"})
+@pytest.mark.parametrize("name", ["games.jsonl", "records.jsonl"])
+def test_watching_a_tournament_game_shows_the_replayed_scores(client, tournament_file, name):
+    """Acceptance: the final scores shown equal those 'packetrow replay' checks (the recorded and replayed ones), from
+    the games file and from the record file (packetrow_agents.records) written beside it."""
+    text = (tournament_file.parent / name).read_text()
+    response = client.post("/api/watch", json={"text": text, "name": name})
     assert response.status_code == 200, response.get_json()
     answer = response.get_json()
     assert [g["index"] for g in answer["games"]] == [0, 1, 2]
@@ -335,6 +338,15 @@ def test_watching_a_tournament_game_shows_the_replayed_scores(client, tournament
         shown = [{k: row[k] for k in record["scores"][0]} for row in last["scores"]]
         assert shown == record["scores"] == replay_game(record).scores()
         assert last["next"] is None and len(last["history"]) == moves
+
+
+def test_a_record_file_of_another_version_is_refused_naming_the_line(client, tournament_file):
+    lines = (tournament_file.parent / "records.jsonl").read_text().splitlines()
+    header = json.loads(lines[0])
+    text = "\n".join([json.dumps({**header, "version": 99})] + lines[1:])
+    response = client.post("/api/watch", json={"text": text, "name": "old.jsonl"})
+    assert response.status_code == 400 and response.get_json()["error"].startswith(
+        "old.jsonl, line 1: record format version 99")
 
 
 def test_watching_from_a_seat_hides_what_that_seat_cannot_know(client, tournament_file):

@@ -21,6 +21,7 @@ import numpy as np
 
 from packetrow_agents.play import (SAVE_FORMAT, PlayError, Session, narrate, opponent_specs, parse_save, read_save,
                                    save_error_text, write_save)
+from packetrow_agents.records import RecordError, parse_records
 from packetrow_agents.registry import split_specs
 from packetrow_agents.replay import ReplayError, replay_moves
 from packetrow_env.engine import Game
@@ -230,12 +231,7 @@ class Replay:
             return cls([_saved_record(data, name)], name, len(text))
         records = []
         shared: dict[tuple, tuple] = {}  # one copy of each agents list: a file repeats few of them
-        for number, line in enumerate((line for line in io.StringIO(text) if line.strip()), start=1):
-            try:
-                record = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
-                raise WebError(f"{name}, line {number}: not a JSON game record (expected a games.jsonl written by "
-                               "'packetrow tournament --out', or a saved game)") from None
+        for number, record in _game_lines(text, name):
             record = _tournament_record(record, name, number)
             record["agents"] = shared.setdefault(tuple(record["agents"]), tuple(record["agents"]))
             records.append(record)
@@ -290,6 +286,29 @@ class Replay:
                                                    f"{describe_action(game, action)}",
                    recorded_scores=record.get("scores"), source=self.source)
         return out
+
+
+def _game_lines(text: str, name: str):
+    """(line number, game) of a record file (``packetrow_agents.records``: its header checked) or of a headerless
+    games.jsonl."""
+    first = next((line for line in io.StringIO(text) if line.strip()), "")
+    try:
+        header = json.loads(first)
+    except (json.JSONDecodeError, RecursionError):
+        header = None
+    if isinstance(header, dict) and "format" in header:
+        try:
+            parsed = parse_records(io.StringIO(text), name)
+        except RecordError as error:
+            raise WebError(str(error)) from None
+        yield from zip(parsed.lines, parsed.games)
+        return
+    for number, line in enumerate((line for line in io.StringIO(text) if line.strip()), start=1):
+        try:
+            yield number, json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            raise WebError(f"{name}, line {number}: not a JSON game record (expected a records.jsonl or games.jsonl "
+                           "written by 'packetrow tournament --out', or a saved game)") from None
 
 
 def _tournament_record(record, name: str, number: int) -> dict:
