@@ -324,18 +324,19 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
     try:
         if resume is None:
             model = algorithm(policy_class, vec_env, policy_kwargs=_policy_kwargs(config), tensorboard_log=tensorboard,
-                                seed=config.seed, device="cpu", verbose=config.log.verbose, **_ppo_kwargs(config))
+                              seed=config.seed, device="cpu", verbose=config.log.verbose, **_ppo_kwargs(config))
             model.packetrow_meta = model_metadata(config)
             add_snapshot(model, vec_env, out, config)  # the initial policy: snapshot sources have one from the start
         else:
             try:
                 model = algorithm.load(resume, env=vec_env, device="cpu", tensorboard_log=tensorboard,
-                                         verbose=config.log.verbose, policy_kwargs=_policy_kwargs(config),
-                                         **_ppo_kwargs(config))
+                                       verbose=config.log.verbose, policy_kwargs=_policy_kwargs(config),
+                                       **_ppo_kwargs(config))
             except Exception as error:  # SB3 raises assorted errors for files that are not matching checkpoints
                 if "policy kwargs" in str(error):
                     raise ConfigError(f"the checkpoint {resume} has another network than the config's ppo.net_arch "
-                                      f"{config.ppo.net_arch} / ppo.activation {config.ppo.activation!r}") from None
+                                      f"{config.ppo.net_arch} / ppo.activation {config.ppo.activation!r} / "
+                                      f"ppo.belief_head {config.ppo.belief_head}") from None
                 raise ConfigError(f"cannot resume from {resume}: {type(error).__name__}: {error}") from None
             trained_on = (getattr(model, "packetrow_meta", None) or {}).get("observation_mode", "tracked")
             if trained_on != config.env.observation_mode:
