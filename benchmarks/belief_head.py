@@ -8,7 +8,7 @@ held-out self-play positions (the trained policy sampling in every seat) with ``
 contracts (NLL, Brier, ECE) and against the exact posterior (KL; ``starting_contract_posterior`` with the trained
 policy as every opponent's model). The prior and the exact posterior are scored on the same positions.
 
-    python benchmarks/belief_head.py --budget 150 --positions 300
+    python benchmarks/belief_head.py --budget 150 --positions 300 [--weights 0 0.5]
 """
 
 from __future__ import annotations
@@ -104,15 +104,16 @@ def held_out_scores(model, mode: str, positions: int, seed: int) -> dict:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default="quick", help="the training config (default: quick)")
-    parser.add_argument("--weight", type=float, default=0.5, help="ppo.belief_head of the run with the head")
+    parser.add_argument("--weights", type=float, nargs="+", default=[0.0, 0.5],
+                        help="ppo.belief_head of each run, trained one after the other (default: 0 0.5)")
     parser.add_argument("--budget", type=float, default=150.0, help="training seconds of each run")
     parser.add_argument("--check-every", type=int, default=50_000, help="learner steps between budget checks")
     parser.add_argument("--positions", type=int, default=300, help="held-out positions for the calibration")
     parser.add_argument("--final-games", type=int, help="eval.final_games (default: the config's)")
-    parser.add_argument("--out", default="runs/belief_head", help="where the two runs write")
+    parser.add_argument("--out", default="runs/belief_head", help="where the runs write")
     args = parser.parse_args(argv)
     results = {}
-    for weight in (0.0, args.weight):
+    for weight in args.weights:
         started = time.perf_counter()
         result = run(args.config, weight, args.budget, args.check_every, args.out, args.final_games)
         trained = max(row["train_seconds"] for row in result.callback.evaluations if row["stage"] == "periodic") \
@@ -124,12 +125,17 @@ def main(argv=None) -> None:
         for row in result.evaluation:
             print(f"| {row['opponent']} | {row['num_players']} | {row['games']} | {100 * row['win_rate']:.1f}% "
                   f"[{100 * row['win_low']:.1f}, {100 * row['win_high']:.1f}] | {row['mean_vp']:.1f} |")
-    model = results[args.weight].model
-    scores = held_out_scores(model, results[args.weight].callback.config.env.observation_mode, args.positions, 10_000)
-    print("| beliefs | NLL | Brier | ECE | KL to the exact posterior | opponent contracts scored |")
-    for name, s in scores.items():
-        print(f"| {name} | {s['nll']:.3f} | {s['brier']:.3f} | {s['ece']:.3f} | {s['kl']:.3f} | {s['cards']} |")
-
+    for weight, result in results.items():
+        if not weight:
+            continue
+        history = result.model.belief_loss_history
+        print(f"belief_head {weight:g}: the head's training loss over {len(history)} updates: first 10 "
+              f"{np.mean(history[:10]):.3f}, last 10 {np.mean(history[-10:]):.3f} (uniform over the contracts: "
+              f"{np.log(result.model.policy.belief_classes):.3f})")
+        scores = held_out_scores(result.model, result.callback.config.env.observation_mode, args.positions, 10_000)
+        print("| beliefs | NLL | Brier | ECE | KL to the exact posterior | opponent contracts scored |")
+        for name, s in scores.items():
+            print(f"| {name} | {s['nll']:.3f} | {s['brier']:.3f} | {s['ece']:.3f} | {s['kl']:.3f} | {s['cards']} |")
 
 if __name__ == "__main__":
     main()

@@ -129,13 +129,13 @@ class BeliefPPO(MaskablePPO):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("rollout_buffer_class", BeliefRolloutBuffer)
         super().__init__(*args, **kwargs)
+        self.belief_loss_history: list[float] = []  # the head's mean loss per update (a loaded model's: restored)
 
     def _setup_model(self) -> None:
         super()._setup_model()
         if not isinstance(self.policy, BeliefPolicy):
             raise ValueError(f"BeliefPPO trains a BeliefPolicy, got {type(self.policy).__name__}")
         self.rollout_buffer.policy = self.policy
-        self.belief_loss_history: list[float] = []  # the head's mean loss per update
 
     def learn(self, total_timesteps, callback=None, **kwargs):
         """MaskablePPO.learn with the labels' callback first."""
