@@ -203,6 +203,9 @@ class PPOConfig:
     extractor_layer: int = option("compact only: width of a first hidden layer inside the extractor (0: none)", 0)
     share_extractor: bool = option("the policy and value networks share the extractor (embedding, "
                                    "extractor_layer)", True)
+    belief_head: float = option("weight of an auxiliary loss: a head on the policy's last hidden layer predicts the "
+                                "opponents' hidden starting contracts (train/belief_head.py; 0: no head; needs "
+                                "vec_env batched)", 0.0)
 
 
 @dataclass
@@ -290,6 +293,7 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
                                   ("ppo.vf_coef", config.ppo.vf_coef, True),
                                   ("ppo.max_grad_norm", config.ppo.max_grad_norm, False),
                                   ("ppo.extractor_layer", config.ppo.extractor_layer, True),
+                                  ("ppo.belief_head", config.ppo.belief_head, True),
                                   ("eval.every", config.eval.every, True), ("eval.games", config.eval.games, False),
                                   ("eval.final_games", config.eval.final_games, True),
                                   ("eval.workers", config.eval.workers, False),
@@ -317,6 +321,9 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
         raise ConfigError(f"{source}: ppo.extractor_layer ({config.ppo.extractor_layer}) needs "
                           "env.observation_encoding 'compact' (it is the compact extractor's layer); use 0 with "
                           "the onehot encoding")
+    if config.ppo.belief_head and config.env.vec_env != "batched":
+        raise ConfigError(f"{source}: ppo.belief_head ({config.ppo.belief_head}) needs env.vec_env 'batched' (its "
+                          "labels come from the batched games); use 0 with dummy or subproc")
     choice("ppo.activation", config.ppo.activation, ACTIVATIONS)
     choice("ppo.lr_schedule", config.ppo.lr_schedule, LR_SCHEDULES)
     check_net_arch(f"{source}: ppo.net_arch", config.ppo.net_arch)

@@ -233,7 +233,19 @@ def _policy_kwargs(config: TrainConfig) -> dict:
         kwargs = compact_policy_kwargs(hidden=config.ppo.extractor_layer, **kwargs)
     if not config.ppo.share_extractor:  # only then: checkpoints of runs before the key keep loading
         kwargs["share_features_extractor"] = False
+    if config.ppo.belief_head:
+        from packetrow_env import cards
+        kwargs.update(belief_weight=config.ppo.belief_head, belief_classes=len(cards.load().start_contracts))
     return kwargs
+
+
+def ppo_class(config: TrainConfig):
+    """MaskablePPO, or BeliefPPO (train/belief_head.py) with ``ppo.belief_head``; and its policy."""
+    if config.ppo.belief_head:
+        from .belief_head import BeliefPPO, BeliefPolicy
+        return BeliefPPO, BeliefPolicy
+    from sb3_contrib import MaskablePPO
+    return MaskablePPO, "MlpPolicy"
 
 
 def _ppo_kwargs(config: TrainConfig) -> dict:
@@ -287,7 +299,6 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
     evaluation's rows (eval.csv's, as dicts); training ends early when it returns True.
     """
     import torch
-    from sb3_contrib import MaskablePPO
 
     started = time.perf_counter()
     check_config(config)  # a TrainConfig built in code gets the same checks (the name above all)
@@ -309,21 +320,23 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
     # masked logits always are; they are switched back on after the run
     validate = torch.distributions.Distribution._validate_args
     torch.distributions.Distribution.set_default_validate_args(False)
+    algorithm, policy_class = ppo_class(config)
     try:
         if resume is None:
-            model = MaskablePPO("MlpPolicy", vec_env, policy_kwargs=_policy_kwargs(config), tensorboard_log=tensorboard,
-                                seed=config.seed, device="cpu", verbose=config.log.verbose, **_ppo_kwargs(config))
+            model = algorithm(policy_class, vec_env, policy_kwargs=_policy_kwargs(config), tensorboard_log=tensorboard,
+                              seed=config.seed, device="cpu", verbose=config.log.verbose, **_ppo_kwargs(config))
             model.packetrow_meta = model_metadata(config)
             add_snapshot(model, vec_env, out, config)  # the initial policy: snapshot sources have one from the start
         else:
             try:
-                model = MaskablePPO.load(resume, env=vec_env, device="cpu", tensorboard_log=tensorboard,
-                                         verbose=config.log.verbose, policy_kwargs=_policy_kwargs(config),
-                                         **_ppo_kwargs(config))
+                model = algorithm.load(resume, env=vec_env, device="cpu", tensorboard_log=tensorboard,
+                                       verbose=config.log.verbose, policy_kwargs=_policy_kwargs(config),
+                                       **_ppo_kwargs(config))
             except Exception as error:  # SB3 raises assorted errors for files that are not matching checkpoints
                 if "policy kwargs" in str(error):
                     raise ConfigError(f"the checkpoint {resume} has another network than the config's ppo.net_arch "
-                                      f"{config.ppo.net_arch} / ppo.activation {config.ppo.activation!r}") from None
+                                      f"{config.ppo.net_arch} / ppo.activation {config.ppo.activation!r} / "
+                                      f"ppo.belief_head {config.ppo.belief_head}") from None
                 raise ConfigError(f"cannot resume from {resume}: {type(error).__name__}: {error}") from None
             trained_on = (getattr(model, "packetrow_meta", None) or {}).get("observation_mode", "tracked")
             if trained_on != config.env.observation_mode:

@@ -175,6 +175,11 @@ class SelfPlayVecEnv(VecEnv):
         """bool[num_envs, NUM_ACTIONS]: the learners' legal actions."""
         return self.games.action_masks()
 
+    def starting_contract_labels(self) -> np.ndarray:
+        """int64[num_envs, MAX_PLAYERS - 1]: the learners' hidden opponents' starting contracts, the belief head's
+        targets (``LearnerGames.starting_contract_labels``)."""
+        return self.games.starting_contract_labels()
+
     def close(self) -> None:
         """Nothing to release."""
 

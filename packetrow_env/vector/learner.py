@@ -138,6 +138,10 @@ class LearnerGames:
         """bool[B, A]: every learner's legal actions."""
         return self.games.legal_action_mask()
 
+    def starting_contract_labels(self) -> np.ndarray:
+        """int64[B, MAX_PLAYERS - 1]: ``starting_contract_labels`` of every game's learner (each waits for him)."""
+        return starting_contract_labels(self.games, self.observation_mode)
+
     def step(self, actions):
         """Play the learners' actions, then the opponents'; (observations, rewards, dones, Ended or None).
 
@@ -175,6 +179,26 @@ class LearnerGames:
             acts = np.zeros(self.num_games, np.int64)
             acts[rows] = self.opponents.act(vg, rows, observations, masks)
             vg.step(acts, where=waiting)
+
+
+def starting_contract_labels(games: VectorGame, mode: str = "tracked") -> np.ndarray:
+    """int64[B, MAX_PLAYERS - 1]: per game, for the player to act and each opponent in his order (the next seat
+    first), the index in ``cards.start_contracts`` of the opponent's starting contract where it is hidden from the
+    player in ``mode`` (``belief.hidden_locations``), -1 where he can locate it, the seat is empty or the game is
+    over: the targets of a learned belief."""
+    from ..belief import NOT_HIDDEN, hidden_locations  # beliefs compile only where they are asked for
+
+    out = np.full((games.num_games, MAX_PLAYERS - 1), -1, np.int64)
+    live = np.flatnonzero(games.current_player >= 0)
+    hidden = hidden_locations(games, mode, rows=live).astype(np.int64)
+    rows = np.arange(len(live))[:, None]
+    players = games.num_players[live, None].astype(np.int64)
+    offsets = np.arange(1, MAX_PLAYERS)[None, :]
+    opponents = (games.current_player[live, None].astype(np.int64) + offsets) % players
+    contracts = games.batch.starting_contract[live[:, None], opponents].astype(np.int64)
+    secret = (offsets < players) & (hidden[rows, np.maximum(contracts, 0)] != NOT_HIDDEN)
+    out[live] = np.where(secret, np.searchsorted(games.cards.start_contracts, contracts), -1)
+    return out
 
 
 def _check_counts(num_players) -> np.ndarray:
