@@ -435,3 +435,22 @@ def test_agents_action_probabilities_are_distributions_over_legal_actions():
     p = heuristic.action_probabilities(view)
     assert p[heuristic.act(view)] >= 1 - heuristic.epsilon
     assert p[mask].min() >= heuristic.epsilon / mask.sum() - 1e-12
+
+
+def test_the_posterior_of_a_game_taken_out_of_a_batch():
+    """VectorGame.game(i) is a game played from its deal: its posterior is the one of the same game played alone."""
+    from packetrow_env.vector import VectorGame
+    from packetrow_env.vector.learner import random_legal
+
+    vg = VectorGame(num_players=3, seeds=[5])
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        vg.step(random_legal(vg.legal_action_mask(), rng))
+    game = vg.game(0)
+    alone = Game.new(3, seed=5)
+    for action in game.state.history:
+        alone.step(int(action))
+    policies = {q: uniform for q in range(3)}
+    for seat in range(3):
+        got = belief.starting_contract_posterior(SeatView(game, seat), policies)
+        assert got == belief.starting_contract_posterior(SeatView(alone, seat), policies)
