@@ -483,3 +483,22 @@ def test_the_browser_and_the_terminal_seat_the_same_bots():
     assert web.names == terminal.names == ["random", "you", "heuristic"]
     assert web.game.current_player == 0  # the random bot, seeded alike: the same draws
     assert [web.bot_move(0) for _ in range(8)] == [terminal.bot_move(0) for _ in range(8)]
+
+
+def test_R_SHIP_7_every_payment_is_choosable_in_the_browser(client):
+    """A pay decision of 22 options (tests/test_rules_pay_pages.py): the view offers the first page's 12 and 'more'
+    (the page's 'More ways to pay…'), which shows the other 10; paying with one of them is a legal move."""
+    from packetrow_env.actions import MORE
+    from tests.test_rules_pay_pages import HAND_22, paying
+
+    game = paying(HAND_22)
+    view = client.post("/api/games/load", json={"text": saved_text(game.to_dict(), 0)}).get_json()
+    groups = [a["group"] for a in view["actions"]]
+    assert groups.count("pay") == 12 and groups.count("more") == 1
+    view = client.post(f"/api/games/{view['id']}/act", json={"action": MORE, "move": view["move"]}).get_json()
+    pays = [a for a in view["actions"] if a["group"] == "pay"]
+    assert len(pays) == 10 and not any(a["group"] == "more" for a in view["actions"])
+    game.step(MORE)
+    assert [a["id"] for a in pays] == [a for a in game.legal_actions() if a != MORE]
+    paid = client.post(f"/api/games/{view['id']}/act", json={"action": pays[-1]["id"], "move": view["move"]})
+    assert paid.status_code == 200 and paid.get_json()["move"] == view["move"] + 1
