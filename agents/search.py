@@ -93,7 +93,7 @@ class SearchAgent(Agent):
         self._rng = np.random.default_rng(seed)
 
     def act(self, view) -> int:
-        """The candidate action with the best mean rollout reward for the seat of ``view`` (a SeatView of a game)."""
+        """The action ``choose`` picks from the candidates' rollouts, for the seat of ``view`` (a SeatView of a game)."""
         if not view.has_game:
             raise ValueError("SearchAgent plays determinisations of the table: act(SeatView(game, seat)), not a view "
                              "of an observation")
@@ -106,6 +106,8 @@ class SearchAgent(Agent):
         prior = self.player.action_probabilities(view)
         order = sorted(legal, key=lambda a: (-prior[a], a))
         candidates = order if self.candidates == 0 else order[:self.candidates]
+        if len(candidates) == 1:  # nothing to compare: the policy's favourite
+            return int(candidates[0])
         posterior = self.posterior(view) if self.belief == "posterior" else None
         waves = []
         done = 0
