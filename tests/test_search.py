@@ -16,6 +16,7 @@ from packetrow_env.vector import VectorGame
 from tests.test_ismcts import decision_positions
 from tests.test_belief import hidden_twin, play
 from tests.test_leaks import twins
+from tests.test_vector import finished_games
 
 FAST = dict(rollouts=8, determinizations=2, candidates=3)
 
@@ -133,13 +134,7 @@ def test_the_search_leaves_the_policy_only_for_a_clear_paired_gain():
 
 
 def test_seat_rewards_equal_the_ismcts_terminal_rewards():
-    games = []
-    rng = np.random.default_rng(0)
-    for seed, n in enumerate((2, 3, 4, 5)):
-        game = Game.new(n, seed=seed)
-        while not game.is_over:
-            game.step(int(rng.choice(game.legal_actions())))
-        games.append(game)
+    games = finished_games()
     batch = VectorGame.from_games(games)
     for seat in range(2):
         got = seat_rewards(batch, seat)

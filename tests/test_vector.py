@@ -240,7 +240,8 @@ def test_kernels_without_reference_counting_leak_nothing():
             nrt.memsys_disable_stats()
 
 
-def test_from_games_of_finished_games_reports_their_final_scores_and_rewards():
+def finished_games() -> list[Game]:
+    """One game of each player count played to the end at random (seeded)."""
     rng = np.random.default_rng(0)
     games = []
     for seed, n in enumerate((2, 3, 4, 5)):
@@ -248,6 +249,11 @@ def test_from_games_of_finished_games_reports_their_final_scores_and_rewards():
         while not game.is_over:
             game.step(int(rng.choice(game.legal_actions())))
         games.append(game)
+    return games
+
+
+def test_from_games_of_finished_games_reports_their_final_scores_and_rewards():
+    games = finished_games()
     batch = VectorGame.from_games(games)
     vp, cash = batch.scores()
     rewards = batch.rewards("rank")
