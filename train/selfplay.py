@@ -240,12 +240,13 @@ def _policy_kwargs(config: TrainConfig) -> dict:
 
 
 def ppo_class(config: TrainConfig):
-    """MaskablePPO, or BeliefPPO (train/belief_head.py) with ``ppo.belief_head``; and its policy."""
+    """MaskablePPO with the lean collector (train/rollout.py), or BeliefPPO (train/belief_head.py) with
+    ``ppo.belief_head``; and its policy."""
     if config.ppo.belief_head:
         from .belief_head import BeliefPPO, BeliefPolicy
         return BeliefPPO, BeliefPolicy
-    from sb3_contrib import MaskablePPO
-    return MaskablePPO, "MlpPolicy"
+    from .rollout import RolloutPPO
+    return RolloutPPO, "MlpPolicy"
 
 
 def _ppo_kwargs(config: TrainConfig) -> dict:

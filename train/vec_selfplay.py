@@ -14,6 +14,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from packetrow_agents.base import Turns, act_each, batch_method
+from packetrow_agents.opponents_batch import OpponentKernel
 from packetrow_agents.policy import NumpyPolicy
 from packetrow_agents.registry import make_agent
 from packetrow_env.state import MAX_PLAYERS
@@ -26,8 +27,13 @@ class PoolOpponents:
     """The opponents of a batch of games, drawn per game and seat from an OpponentPool and moved batched."""
 
     def __init__(self, pool: OpponentPool, observation_mode: str = "tracked", seed=None,
-                 observation_encoding: str = "onehot"):
+                 observation_encoding: str = "onehot", compiled: bool = True):
         self.pool = pool
+        # compiled: the random, heuristic and snapshot seats play inside one numba call per learner step
+        # (packetrow_agents.opponents_batch); the others, and every seat without it, through act()
+        self.compiled = compiled
+        self._kernel = None
+        self._kernel_entries = -1
         self.observation_mode = observation_mode
         self.observation_encoding = observation_encoding  # what the snapshots read (the learner's encoding)
         self.rng = np.random.default_rng(seed)
@@ -91,6 +97,17 @@ class PoolOpponents:
             for q in range(n):
                 if q != learner:
                     self.assigned[i, q] = self._entry(*next(drawn))
+
+    def move_compiled(self, games) -> None:
+        """Play every game's compiled seats (random, heuristic, snapshots) up to its learner or another agent."""
+        if not self.compiled:
+            return
+        if self._kernel is None:
+            self._kernel = OpponentKernel(games.cards, self.observation_mode, self.observation_encoding)
+        if self._kernel_entries != len(self.entries):
+            self._kernel.set_agents([entry[2] for entry in self.entries])
+            self._kernel_entries = len(self.entries)
+        self._kernel.move(games, self.assigned, self.rng)
 
     def act(self, games, rows, observations, masks) -> np.ndarray:
         """One action per waiting game: each batch group's games in one ``act_batch`` call (the agents encode the

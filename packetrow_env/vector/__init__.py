@@ -7,6 +7,7 @@ numba) over the whole batch. ``Game`` stays the readable reference: the tests pl
 from __future__ import annotations
 
 import operator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,7 +22,19 @@ from .batch import WORDS, Batch, allocate, from_games, state_of
 from .seeded_shuffle import STATE_WORDS, state_dict
 from .tables import DISCARD as DISCARD_PILE, table
 
-__all__ = ["VectorGame", "IllegalActionError"]
+__all__ = ["EngineArrays", "VectorGame", "IllegalActionError"]
+
+
+class EngineArrays(NamedTuple):
+    """What the rules kernels read and change (``VectorGame.engine_arrays``)."""
+
+    batch: Batch
+    table: np.ndarray
+    contract_ids: np.ndarray
+    hands: rules.HandCache
+    mask: np.ndarray  # bool[B, NUM_ACTIONS]: each game's legal actions, kept current by the kernels
+    ended: np.ndarray  # bool[B]: the games that ended since the last moved()
+    scratch: rules.Scratch
 
 
 class VectorGame:
@@ -179,6 +192,18 @@ class VectorGame:
                          self._scratch)
         if bad >= 0:
             raise self._illegal(np.asarray(acts), where)
+        self.moved()
+
+    def engine_arrays(self) -> EngineArrays:
+        """The arrays the rules kernels read and change, for compiled callers that move games themselves (e.g.
+        ``packetrow_agents.opponents_batch``): they apply only legal actions, refresh each moved game's mask, set
+        ``ended`` where a game ends, and call ``moved()`` after."""
+        return EngineArrays(self.batch, self._table, self._contract_ids, self._hands, self._mask, self._ended,
+                            self._scratch)
+
+    def moved(self) -> None:
+        """What follows moves in the kernels: huge hands settled, history room, the scores of games that ended
+        (``ended``), and with autoreset their new deals."""
         if self._hands.unsettled.any():
             self._settle_huge_hands()
         self._widen_history()

@@ -7,7 +7,9 @@ first move). Opponents are one object with ``act(games, rows, observations, mask
 games ``rows`` whose player to act is not the learner, and ``seat(rows, num_players, learner_seats)``
 called when those games are dealt (to draw who sits where). ``observations`` is a ``RowObservations``: the
 rows' observations, encoded when indexed, so that opponents that do not read them (random, scripted) cost no
-encoding. ``RandomOpponents`` plays uniformly at random.
+encoding. Opponents may also have ``move_compiled(games)``, which plays the seats it can up to each game's learner
+(or another agent) in one call before every round (``packetrow_train``'s ``PoolOpponents``).
+``RandomOpponents`` plays uniformly at random.
 """
 
 from __future__ import annotations
@@ -168,7 +170,10 @@ class LearnerGames:
     def _advance(self) -> None:
         """Opponents move, batched, until every game waits for its learner."""
         vg = self.games
+        move_compiled = getattr(self.opponents, "move_compiled", None)
         while True:
+            if move_compiled is not None:  # the seats it can play, in one compiled call (see the module docstring)
+                move_compiled(vg)
             player = vg.current_player
             waiting = (player >= 0) & (player != self.learner)
             if not waiting.any():

@@ -1,0 +1,237 @@
+"""Opponents moved inside one compiled call: every game of a VectorGame played up to its learner's turn.
+
+Self-play steps many games with one learner seat each; between two learner moves every other seat moves,
+and in 4-player games that is about eleven rounds of opponent moves per learner step across the batch, each a
+dozen numpy and numba calls when every round goes through ``act_batch`` (docs/experiments.md's profile:
+most of the opponents' time was those calls). ``OpponentKernel.move`` instead plays each game, in one numba
+call, until its learner is to act, the game is over or the seat to act holds an agent without a compiled
+form: random players (a uniform legal action), ``HeuristicAgent`` (its compiled rules,
+``heuristic_batch._act``) and snapshot policies (the compact observation, ``observe_compact._encode``, and
+their stacked weights, ``policy_batch._logits``). Those are the same kernels the batched agents use, so a
+move is the agent's; only the random numbers come from numba's own generator (seeded from the caller's
+generator at every call), so runs reproduce but follow other random streams than ``act_batch``
+(tests/test_opponents_batch.py compares both).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from packetrow_env import actions
+from packetrow_env.knowledge import check_mode, hides_held_starting_contracts
+from packetrow_env.scoring import _CLOCK_DECK, TIME_SCALE
+from packetrow_env.state import HAND, OVER
+from packetrow_env.vector import rules
+from packetrow_env.vector.observe_compact import CompactBatchEncoder, _encode
+
+from . import heuristic_batch as hb
+from . import heuristic_weights
+from .policy_batch import PolicyStack, _logits, same_architecture as _same
+
+__all__ = ["ELSEWHERE", "HEURISTIC", "POLICY", "RANDOM", "OpponentKernel", "kind_of"]
+
+_JIT = dict(cache=True, nogil=True)
+
+# How an entry (one agent of the table) moves: ELSEWHERE is left to the caller (no compiled form).
+ELSEWHERE, RANDOM, HEURISTIC, POLICY = range(4)
+# What move() reports per game.
+LEARNER, OTHER_AGENT, NEEDS_ROOM = range(3)
+
+
+def kind_of(agent, observation_mode: str, observation_encoding: str, observation_size: int) -> int:
+    """How ``agent`` moves in the kernel: RANDOM, HEURISTIC, POLICY (a policy reading the compact observation of
+    this mode, the batch's layout, with every action as an output) or ELSEWHERE."""
+    from .heuristic import HeuristicAgent
+    from .policy import PolicyAgent
+    from .random_agent import RandomAgent
+
+    cls = type(agent)
+    if cls is RandomAgent:
+        return RANDOM
+    if cls is HeuristicAgent:
+        return HEURISTIC
+    if cls is PolicyAgent:
+        policy = agent.policy
+        if (observation_encoding == "compact" and policy.observation_encoding == "compact"
+                and agent.observation_mode == observation_mode and policy.observation_size == observation_size
+                and policy.num_actions == actions.NUM_ACTIONS):
+            return POLICY
+    return ELSEWHERE
+
+
+class OpponentKernel:
+    """The table of agents of one batch (``set_agents``) and ``move``: every game played up to its learner."""
+
+    def __init__(self, cards, observation_mode: str = "tracked", observation_encoding: str = "compact"):
+        self.mode = check_mode(observation_mode)
+        self.encoding = observation_encoding
+        # snapshots read the compact observation (under onehot no policy moves here, the encoder is never read)
+        encoder = CompactBatchEncoder(cards, self.mode)
+        self.observation_size = encoder.size
+        self._encoder = (encoder._dest, encoder._split_at, encoder._pair_cards, encoder._pair_of,
+                         encoder._hides_starts, encoder._holds_known, encoder._others_see_options, encoder._type,
+                         encoder._number, encoder._option_rows, encoder._offsets)
+        _, powers, flexibility, lead = hb._catalogue_constants(encoder.cards)
+        self._heuristic = (hb._sees(self.mode), hides_held_starting_contracts(self.mode), flexibility, powers, lead,
+                           np.maximum(1, np.asarray(encoder.cards.deck_sizes, dtype=np.int64)), _CLOCK_DECK,
+                           float(heuristic_weights.TIME_FLOOR), float(TIME_SCALE))
+        self.set_agents([])
+
+    def set_agents(self, agents) -> None:
+        """The table's agents, entry ids in order (a batch's ``assigned`` holds these ids; -1: the learner)."""
+        kinds = [kind_of(a, self.mode, self.encoding, self.observation_size) for a in agents]
+        self.kinds = np.array(kinds, dtype=np.int64)
+        params = np.zeros((len(agents), len(hb._parameters(0.0))), np.float64)
+        stack_ids = np.full(len(agents), -1, np.int64)
+        deterministic = np.zeros(len(agents), np.bool_)
+        policies = []
+        for e, (agent, kind) in enumerate(zip(agents, kinds)):
+            if kind == HEURISTIC:
+                params[e] = hb._parameters(float(agent.threshold))
+            elif kind == POLICY:
+                stack_ids[e] = len(policies)
+                deterministic[e] = agent.deterministic
+                policies.append(agent.policy)
+        stack = None
+        if policies:
+            stack = PolicyStack(policies) if all(_same(policies[0], p) for p in policies) else None
+            if stack is None:  # another architecture among them: those move elsewhere
+                first = policies[0]
+                for e in np.flatnonzero(self.kinds == POLICY):
+                    if not _same(first, agents[e].policy):
+                        self.kinds[e] = ELSEWHERE
+                kept = [p for p in policies if _same(first, p)]
+                stack = PolicyStack(kept)
+                stack_ids[self.kinds == POLICY] = np.arange(len(kept))
+        self._params, self._stack_ids, self._deterministic = params, stack_ids, deterministic
+        self._stack = _stack_arrays(stack, self.observation_size)
+
+    def move(self, games, assigned: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Play every running game whose seat to act holds a compiled entry until its learner (``assigned`` -1) is
+        to act, it is over, or an ELSEWHERE entry is to act; bool[B]: the games left at such an entry's turn."""
+        status = np.zeros(games.num_games, np.int64)
+        table = np.ascontiguousarray(assigned[:games.num_games], dtype=np.int64)
+        while True:
+            engine = games.engine_arrays()
+            _move(engine.batch, engine.table, engine.contract_ids, engine.hands, engine.mask, engine.ended,
+                  engine.scratch, table, self.kinds, self._params, self._stack_ids, self._deterministic,
+                  self._heuristic, self._encoder, self._stack, int(rng.integers(0, 2 ** 31 - 1)), status)
+            games.moved()
+            if not (status == NEEDS_ROOM).any():
+                return status == OTHER_AGENT
+
+
+def _stack_arrays(stack: PolicyStack | None, size: int) -> tuple:
+    """A PolicyStack's arrays as the kernel reads them; a one-layer zero stack where there is none (never read)."""
+    if stack is None:
+        zero = np.zeros((1, 1, 1), np.float32)
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((1, 0, 1, 1), np.float32), 0, (zero,),
+                (np.zeros((1, 1), np.float32),), False, max(size, 1))
+    return (stack.index_positions, stack.rest_positions, stack.projected, stack._first_rest, stack.weights,
+            stack.biases, stack.relu, size)
+
+
+@numba.njit(**_JIT)
+def _time_left(b, i, deck_sizes, clock_deck, floor, scale):
+    """``scoring.time_left`` of game i (the same float64 arithmetic): the clock deck's share left, scaled."""
+    left = np.empty(deck_sizes.shape[0], np.float64)
+    for k in range(deck_sizes.shape[0]):
+        left[k] = (np.int64(b.deck_end[i, k]) - np.int64(b.deck_top[i, k])) / deck_sizes[k]
+    left.sort()
+    return min(1.0, max(floor, scale * left[clock_deck[b.num_players[i]]]))
+
+
+@numba.njit(**_JIT)
+def _random_legal(mask):
+    count = 0
+    for a in range(mask.shape[0]):
+        count += mask[a]
+    r = int(np.random.random() * count)
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            if r == 0:
+                return a
+            r -= 1
+    return -1
+
+
+@numba.njit(**_JIT)
+def _policy_action(b, i, seat, policy, deterministic, enc, stack, x, logits, one, rows, targets, seats):
+    """The stacked policy ``policy``'s action for game i's seat ``seat`` (its argmax, or a sample of the masked
+    softmax by the Gumbel trick), reading the compact observation."""
+    (dest, split_at, pair_cards, pair_of, hides_starts, holds_known, others_see_options, type_of, number,
+     option_rows, offsets) = enc
+    rows[0] = i
+    seats[i] = seat
+    _encode(b.location, b.deck_top, b.deck_end, b.current, b.future, b.exhausted, b.chosen, b.cash, b.has_piece,
+            b.starting_contract, b.num_players, b.round, b.harbour_master, b.current_player, b.phase,
+            b.resume_phase, b.current_board, b.pending, b.n_pending, b.options, b.n_options, b.payment_page,
+            b.n_payments, seats, rows, targets, dest, split_at, pair_cards, pair_of, hides_starts, holds_known,
+            others_see_options, type_of, number, option_rows, offsets, x)
+    index_positions, rest_positions, projected, first_rest, weights, biases, relu, _ = stack
+    one[0] = policy
+    _logits(x, one, index_positions, rest_positions, projected, first_rest, weights, biases, relu, logits)
+    return logits[0]
+
+
+@numba.njit(**_JIT)
+def _move(b, tab, contract_ids, hc, mask, ended, sc, assigned, kinds, params, stack_ids, deterministic, heuristic,
+          enc, stack, seed, status):
+    np.random.seed(seed)
+    ended[:] = False
+    sees, hides, flexibility, powers, lead, deck_sizes, clock_deck, floor, scale = heuristic
+    nd = np.zeros((hb.MAX_PLAYERS + 1, hb.NUM_FIELDS), np.int64)
+    con = np.zeros((hb.MAX_PLAYERS + 1, contract_ids.shape[0] + 1, 3), np.int64)
+    pot = np.zeros(hb.MAX_PLAYERS, np.float64)
+    budget = np.zeros(hb.MAX_PLAYERS, np.int64)
+    staged = np.zeros(b.location.shape[1], np.bool_)
+    short = np.zeros(hb.NUM_GOODS, np.int64)
+    order = np.zeros(hb.NUM_GOODS, np.int64)
+    taken = np.zeros(hb.MAX_SUPPLY, np.int64)
+    values = np.zeros(hb.NUM_OPTIONS, np.float64)
+    acts = np.zeros(hb.NUM_OPTIONS, np.int64)
+    size = stack[7]
+    x = np.zeros((1, size), np.float32)
+    logits = np.zeros((1, stack[4][-1].shape[2]), np.float32)
+    one = np.zeros(1, np.int64)
+    rows = np.zeros(1, np.int64)
+    targets = np.zeros(1, np.int64)
+    seats = np.full(b.num_players.shape[0], -1, np.int64)
+    history = b.history.shape[1]
+    for i in range(b.num_players.shape[0]):
+        status[i] = LEARNER
+        while b.phase[i] != OVER:
+            p = b.current_player[i]
+            e = assigned[i, p]
+            if e < 0:
+                break
+            kind = kinds[e]
+            if kind == ELSEWHERE:
+                status[i] = OTHER_AGENT
+                break
+            if b.n_history[i] + 1 >= history:
+                status[i] = NEEDS_ROOM
+                break
+            if kind == RANDOM:
+                a = _random_legal(mask[i])
+            elif kind == HEURISTIC:
+                t = _time_left(b, i, deck_sizes, clock_deck, floor, scale)
+                a = hb._act(b, tab, contract_ids, mask[i], i, sees, hides, t, np.random.random(), params[e],
+                            flexibility, powers, lead, nd, con, pot, budget, staged, short, order, taken, values,
+                            acts)
+            else:
+                row = _policy_action(b, i, p, stack_ids[e], deterministic[e], enc, stack, x, logits, one, rows,
+                                     targets, seats)
+                a, best = -1, -np.inf
+                for k in range(row.shape[0]):
+                    if mask[i, k]:
+                        value = np.float64(row[k])
+                        if not deterministic[e]:
+                            value -= np.log(-np.log(np.random.random()))
+                        if a < 0 or value > best:
+                            a, best = k, value
+            rules.apply(b, tab, contract_ids, i, a, hc, sc.res, sc.con, sc.bits, sc.paid)
+            ended[i] = b.phase[i] == OVER
+            rules.compute_mask(b, tab, i, hc, mask[i], sc.res, sc.con)
+    return status

@@ -1,0 +1,88 @@
+"""Rollouts of the batched self-play env without SB3's per-step machinery: MaskablePPO with its own collector.
+
+``RolloutPPO`` is sb3-contrib's MaskablePPO (the update, checkpoints, logging and callbacks unchanged) whose
+``collect_rollouts`` fills the same ``MaskableRolloutBuffer`` from a ``SelfPlayVecEnv`` with fewer calls per
+step: one forward through the policy's modules (features, actor and critic, no distribution objects), the
+masked sample and its log-probability in one compiled call (the Gumbel trick on ``torch.rand`` draws, so the
+run stays reproducible from SB3's seed), and the env's opponents moved in compiled code
+(``packetrow_agents.opponents_batch``). Measured on the development machine (docs/benchmarks.md): the
+forward is about half of SB3's ``policy(obs, action_masks)``; a numba forward of the exported weights
+(``PolicyStack``) was no faster at 128 rows. Any other env or policy class falls back to SB3's collector.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+
+from .vec_selfplay import SelfPlayVecEnv
+
+
+class RolloutPPO(MaskablePPO):
+    """MaskablePPO whose rollouts of a SelfPlayVecEnv take the lean path of the module docstring."""
+
+    def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int, use_masking: bool = True) -> bool:
+        """Fill ``rollout_buffer`` with ``n_rollout_steps`` steps of every env (as MaskablePPO's collector)."""
+        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+        if not (use_masking and isinstance(env, SelfPlayVecEnv) and type(self.policy) is MaskableActorCriticPolicy):
+            return super().collect_rollouts(env, callback, rollout_buffer, n_rollout_steps, use_masking)
+        self.policy.set_training_mode(False)
+        rollout_buffer.reset()
+        callback.on_rollout_start()
+        dones = self._last_episode_starts
+        for _ in range(n_rollout_steps):
+            masks = env.action_masks()
+            observations = self._last_obs
+            with torch.no_grad():
+                logits, values = self._forward(observations)
+                uniforms = torch.rand(logits.shape, dtype=torch.float64).numpy()
+            actions = np.empty(len(masks), np.int64)
+            log_probs = np.empty(len(masks), np.float32)
+            _sample(logits.numpy(), masks, uniforms, actions, log_probs)
+            new_obs, rewards, dones, infos = env.step(actions)
+            self.num_timesteps += env.num_envs
+            callback.update_locals(locals())
+            if not callback.on_step():
+                return False
+            self._update_info_buffer(infos, dones)
+            rollout_buffer.add(observations, actions.reshape(-1, 1), rewards, self._last_episode_starts, values,
+                               torch.from_numpy(log_probs), action_masks=masks)
+            self._last_obs = new_obs
+            self._last_episode_starts = dones
+        with torch.no_grad():
+            _, values = self._forward(new_obs, actor=False)
+        rollout_buffer.compute_returns_and_advantage(last_values=values, dones=dones)
+        callback.on_rollout_end()
+        return True
+
+    def _forward(self, observations: np.ndarray, actor: bool = True):
+        """(logits or None, values) of the policy's modules for a batch of observations."""
+        policy = self.policy
+        features = policy.extract_features(torch.as_tensor(observations))
+        pi_features, vf_features = (features, features) if policy.share_features_extractor else features
+        values = policy.value_net(policy.mlp_extractor.forward_critic(vf_features))
+        logits = policy.action_net(policy.mlp_extractor.forward_actor(pi_features)) if actor else None
+        return logits, values
+
+
+@numba.njit(cache=True, nogil=True)
+def _sample(logits, masks, uniforms, actions, log_probs):
+    """Per row: a sample of the masked softmax of ``logits`` (argmax of logits plus Gumbel noise from
+    ``uniforms``) and its log-probability."""
+    for r in range(logits.shape[0]):
+        best, choice, top = -np.inf, -1, -np.inf
+        for a in range(logits.shape[1]):
+            if masks[r, a]:
+                top = max(top, np.float64(logits[r, a]))
+                value = np.float64(logits[r, a]) - np.log(-np.log(uniforms[r, a]))
+                if choice < 0 or value > best:
+                    best, choice = value, a
+        total = 0.0
+        for a in range(logits.shape[1]):
+            if masks[r, a]:
+                total += np.exp(np.float64(logits[r, a]) - top)
+        actions[r] = choice
+        log_probs[r] = np.float64(logits[r, choice]) - top - np.log(total)
