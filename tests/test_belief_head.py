@@ -15,6 +15,7 @@ from packetrow_env.vector.learner import random_legal, starting_contract_labels 
 from packetrow_train.belief_head import NO_LABEL, OPPONENTS, BeliefPolicy, BeliefPPO  # noqa: E402
 from packetrow_train.config import ConfigError, config_from_dict  # noqa: E402
 from packetrow_train.pool import OpponentPool  # noqa: E402
+from packetrow_train.rollout import RolloutPPO  # noqa: E402
 from packetrow_train.selfplay import _policy_kwargs, ppo_class  # noqa: E402
 from packetrow_train.vec_selfplay import SelfPlayVecEnv  # noqa: E402
 
@@ -105,11 +106,12 @@ def test_the_head_learns_on_a_tiny_run(tmp_path):
 
 
 def test_the_option_off_is_the_plain_trainer():
-    """ppo.belief_head 0 (the default) trains MaskablePPO's MlpPolicy with the policy kwargs of before."""
+    """ppo.belief_head 0 (the default) trains MaskablePPO (with the lean collector) and its MlpPolicy with the
+    policy kwargs of before."""
     base = {"env": {"vec_env": "batched", "observation_encoding": "compact"}, "ppo": {"extractor_layer": 64}}
     off = config_from_dict(base)
     assert off.ppo.belief_head == 0
-    assert ppo_class(off) == (MaskablePPO, "MlpPolicy")
+    assert ppo_class(off) == (RolloutPPO, "MlpPolicy") and issubclass(RolloutPPO, MaskablePPO)
     assert not any(key.startswith("belief") for key in _policy_kwargs(off))
     on = config_from_dict({**base, "ppo": {"extractor_layer": 64, "belief_head": 0.5}})
     assert ppo_class(on) == (BeliefPPO, BeliefPolicy)

@@ -15,9 +15,9 @@ from packetrow_train.pool import OpponentPool  # noqa: E402
 from packetrow_train.vec_selfplay import SelfPlayVecEnv  # noqa: E402
 
 
-def make_env(mixture, num_envs=8, num_players=(2, 3, 4), reward_mode="rank"):
+def make_env(mixture, num_envs=8, num_players=(2, 3, 4), reward_mode="rank", compiled=True):
     return SelfPlayVecEnv(num_envs, OpponentPool(mixture), num_players=list(num_players), reward_mode=reward_mode,
-                          seed=0)
+                          seed=0, compiled_opponents=compiled)
 
 
 def play_randomly(env, steps: int) -> None:
@@ -105,7 +105,8 @@ def test_heuristic_opponents_move_by_one_compiled_call_per_group(monkeypatch):
 
     monkeypatch.setattr(heuristic_batch, "heuristic_actions", checked)
     monkeypatch.setattr(base, "SeatView", None)  # the one-game path would fail
-    env = make_env({"heuristic": 1.0, "heuristic:threshold=2": 1.0}, num_envs=8, num_players=(2, 3, 4, 5))
+    env = make_env({"heuristic": 1.0, "heuristic:threshold=2": 1.0}, num_envs=8, num_players=(2, 3, 4, 5),
+                   compiled=False)  # act()'s path (tests/test_opponents_batch.py: the compiled one)
     play_randomly(env, 60)
     assert {threshold for _, threshold in calls} == {0.0, 2.0}
     assert max(size for size, _ in calls) > 1  # groups of several games in one call
@@ -143,7 +144,7 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
     pool = OpponentPool({"uniform": 1.0}, deterministic=True)
     for step in range(4):
         pool.add(perturbed(deeper=not (mixed and step == 3)), step)
-    opponents = PoolOpponents(pool, observation_encoding="compact", seed=0)
+    opponents = PoolOpponents(pool, observation_encoding="compact", seed=0, compiled=False)
     from packetrow_env.vector.learner import LearnerGames, RowObservations
     games = LearnerGames(32, num_players=[3, 4], opponents=opponents, seed=1, observation_encoding="compact")
     vg = games.games

@@ -127,18 +127,20 @@ class PoolOpponents:
 
 
 class SelfPlayVecEnv(VecEnv):
-    """An SB3 VecEnv of ``num_envs`` learner seats in one VectorGame, opponents from ``pool`` (MaskablePPO-ready)."""
+    """An SB3 VecEnv of ``num_envs`` learner seats in one VectorGame, opponents from ``pool`` (MaskablePPO-ready);
+    ``compiled_opponents``: random, heuristic and snapshot seats move in compiled code (``PoolOpponents``)."""
 
     render_mode = None
 
     def __init__(self, num_envs: int, pool: OpponentPool, num_players=4, observation_mode: str = "tracked",
-                 reward_mode: str = "rank", seed=None, cards=None, observation_encoding: str = "onehot"):
+                 reward_mode: str = "rank", seed=None, cards=None, observation_encoding: str = "onehot",
+                 compiled_opponents: bool = True):
         from packetrow_env.vector.gymnasium_env import PacketRowVectorEnv
 
         spaces_of = PacketRowVectorEnv(1, num_players, observation_mode, reward_mode, seed=0, cards=cards,
                                        observation_encoding=observation_encoding)
         super().__init__(num_envs, spaces_of.single_observation_space, spaces_of.single_action_space)
-        self.opponents = PoolOpponents(pool, observation_mode, seed, observation_encoding)
+        self.opponents = PoolOpponents(pool, observation_mode, seed, observation_encoding, compiled_opponents)
         self._args = dict(num_players=num_players, observation_mode=observation_mode, reward_mode=reward_mode,
                           cards=cards, observation_encoding=observation_encoding)
         self._seed = seed

@@ -1,0 +1,68 @@
+"""The lean rollout collector (train/rollout.py) against SB3's: the same network outputs and log-probabilities,
+samples that follow the masked softmax, and training runs that reproduce from the seed."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+import torch  # noqa: E402
+
+from packetrow_agents.policy import NumpyPolicy, export_policy  # noqa: E402
+from packetrow_train.config import config_from_dict  # noqa: E402
+from packetrow_train.rollout import RolloutPPO, _sample  # noqa: E402
+from packetrow_train.selfplay import _policy_kwargs, make_vec_env, train  # noqa: E402
+from tests.test_training import tiny  # noqa: E402
+
+
+@pytest.mark.parametrize("share", [False, True])
+def test_the_lean_forward_is_sb3s(share):
+    """Logits, values and the sampled actions' log-probabilities are SB3's for the same observations."""
+    data = tiny()
+    data["ppo"]["share_extractor"] = share
+    config = config_from_dict(data)
+    env = make_vec_env(config)
+    model = RolloutPPO("MlpPolicy", env, policy_kwargs=_policy_kwargs(config), seed=0, device="cpu", n_steps=8,
+                       batch_size=16)
+    env.add_snapshot(export_policy(model, "tracked"), 0)
+    observations, masks = env.reset(), env.action_masks()
+    with torch.no_grad():
+        logits, values = model._forward(observations)
+        actions = np.empty(len(masks), np.int64)
+        log_probs = np.empty(len(masks), np.float32)
+        _sample(logits.numpy(), masks, np.random.default_rng(0).random(logits.shape), actions, log_probs)
+        expected_values, expected_log_probs, _ = model.policy.evaluate_actions(
+            torch.as_tensor(observations), torch.as_tensor(actions), action_masks=masks)
+    assert masks[np.arange(len(masks)), actions].all()
+    np.testing.assert_allclose(values.numpy(), expected_values.numpy(), rtol=0, atol=0)
+    np.testing.assert_allclose(log_probs, expected_log_probs.numpy(), rtol=0, atol=1e-5)
+
+
+def test_samples_follow_the_masked_softmax():
+    """Over many draws each legal action comes up with its masked softmax probability; illegal ones never."""
+    logits = np.array([[2.0, -1.0, 0.5, 3.0, 0.0, 1.0]], np.float32).repeat(40_000, axis=0)
+    masks = np.array([[True, True, False, True, False, True]]).repeat(len(logits), axis=0)
+    actions = np.empty(len(logits), np.int64)
+    log_probs = np.empty(len(logits), np.float32)
+    _sample(logits, masks, np.random.default_rng(1).random(logits.shape), actions, log_probs)
+    legal = np.where(masks[0], np.exp(logits[0]), 0.0)
+    expected = legal / legal.sum()
+    np.testing.assert_allclose(np.bincount(actions, minlength=6) / len(actions), expected, atol=0.01)
+    np.testing.assert_allclose(log_probs, np.log(expected[actions]), rtol=1e-5)
+
+
+def test_training_reproduces_from_the_seed(tmp_path):
+    """Two runs of one config and seed end with the same weights; another seed with others."""
+    def weights(seed, name):
+        data = tiny(seed=seed, total_timesteps=1024)
+        data["eval"].update(every=0, final_games=0)
+        data["checkpoint"]["every"] = 0
+        data["log"]["tensorboard"] = False
+        result = train(config_from_dict(data), out=tmp_path / name)
+        assert isinstance(result.model, RolloutPPO)
+        policy = NumpyPolicy.load_npz(result.npz_path)
+        return policy.weights + [policy.action_weight]
+
+    first, again, other = weights(3, "a"), weights(3, "b"), weights(4, "c")
+    assert all(np.array_equal(x, y) for x, y in zip(first, again))
+    assert not all(np.array_equal(x, y) for x, y in zip(first, other))
