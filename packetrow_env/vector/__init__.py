@@ -291,11 +291,13 @@ class VectorGame:
         out[~done] = 0
         return out
 
-    def scores(self) -> tuple[np.ndarray, np.ndarray]:
-        """(VP, cash) int[B, 5] of every game (final where over, else as the table shows now)."""
-        live = self._scores(np.arange(self.num_games))
-        done = self._ended if self.autoreset else self.is_over
-        return (np.where(done[:, None], self._final[0], live[0]), np.where(done[:, None], self._final[1], live[1]))
+    def scores(self, rows=None) -> tuple[np.ndarray, np.ndarray]:
+        """(VP, cash) int[B, 5] of every game, or int[len(rows), 5] of games ``rows`` (final where over, else as the
+        table shows now)."""
+        rows = np.arange(self.num_games) if rows is None else _check_indices(rows, self.num_games)
+        live = self._scores(rows)
+        done = (self._ended if self.autoreset else self.is_over)[rows, None]
+        return (np.where(done, self._final[0, rows], live[0]), np.where(done, self._final[1, rows], live[1]))
 
     # ----------------------------------------------------------- observation
     def observe(self, mode: str = "tracked", rows=None, seats=None, encoding: str = "onehot") -> np.ndarray:

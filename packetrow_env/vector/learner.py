@@ -159,8 +159,8 @@ class LearnerGames:
             rows = np.flatnonzero(over)
             seats = self.learner[rows]
             rewards[rows] = vg.rewards(self.reward_mode)[rows, seats]
-            vp, cash = vg.scores()
-            ended = Ended(rows, seats, vg.num_players[rows], vp[rows], cash[rows], rewards[rows],
+            vp, cash = vg.scores(rows)
+            ended = Ended(rows, seats, vg.num_players[rows], vp, cash, rewards[rows],
                           vg.observe(self.observation_mode, rows=rows, seats=seats, encoding=self.encoding))
             counts, seeds = self._draw(len(rows))
             vg.reset(rows, seeds=seeds.tolist(), num_players=counts)
