@@ -34,7 +34,7 @@ from training_speed import QUICK, training_rate  # noqa: E402
 
 from packetrow_env.vector.learner import LearnerGames  # noqa: E402
 from packetrow_train.config import config_from_dict  # noqa: E402
-from packetrow_train.rollout import _sample  # noqa: E402
+from packetrow_train.rollout import _sample, fast_adam  # noqa: E402
 from packetrow_train.selfplay import _policy_kwargs  # noqa: E402
 from packetrow_train.tournament import _positive_int as positive  # noqa: E402
 from packetrow_train.update_threads import UpdateThreads  # noqa: E402
@@ -65,6 +65,7 @@ def bare_rate(config, steps: int, bank: tuple[np.ndarray, np.ndarray]) -> float:
     policy = MaskableActorCriticPolicy(space, spaces.Discrete(masks.shape[1]), lambda _: ppo.learning_rate,
                                        **_policy_kwargs(config))
     optimizer = policy.optimizer
+    fast_adam(optimizer)  # as training's updates
     rng = np.random.default_rng(0)
     rollout = ppo.n_steps * envs
     chooser = UpdateThreads(config.torch_threads, config.update_threads)  # as training chooses them

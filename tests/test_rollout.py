@@ -66,3 +66,27 @@ def test_training_reproduces_from_the_seed(tmp_path):
     first, again, other = weights(3, "a"), weights(3, "b"), weights(4, "c")
     assert all(np.array_equal(x, y) for x, y in zip(first, again))
     assert not all(np.array_equal(x, y) for x, y in zip(first, other))
+
+
+def test_fast_adam_makes_adams_update():
+    """Adam switched to its fused (or multi-tensor) kernel moves the weights as the default one does."""
+    from packetrow_train.rollout import fast_adam
+
+    torch.manual_seed(0)
+    start = [torch.randn(64, 754), torch.randn(64), torch.randn(61, 128)]
+    grads = [[torch.randn_like(w) for w in start] for _ in range(5)]
+    results = []
+    for fast in (False, True):
+        params = [torch.nn.Parameter(w.clone()) for w in start]
+        optimizer = torch.optim.Adam(params, lr=1e-3, eps=1e-5)
+        if fast:
+            fast_adam(optimizer)
+        for step in grads:
+            for p, g in zip(params, step):
+                p.grad = g.clone()
+            optimizer.step()
+        results.append([p.detach() for p in params])
+    assert any(group.get("fused") or group.get("foreach") for group in optimizer.param_groups)
+    for slow, fast in zip(*results):
+        torch.testing.assert_close(fast, slow, rtol=1e-5, atol=1e-6)
+    assert not torch.equal(results[0][0], start[0])

@@ -99,15 +99,13 @@ class OpponentPool:
         probabilities = self.source_probabilities()
         sources = list(probabilities)
         picks = rng.choice(len(sources), size=count, p=list(probabilities.values()))
-        drawn = []
-        for pick in picks:
-            source = sources[pick]
-            index = None
-            if source in SNAPSHOT_SOURCES:
+        index = np.full(count, -1, np.int64)
+        for k, source in enumerate(sources):  # each snapshot source's seats in one draw
+            at = np.flatnonzero(picks == k)
+            if source in SNAPSHOT_SOURCES and len(at):
                 p = self.snapshot_probabilities(source)
-                index = len(p) - 1 if source == "latest" else int(rng.choice(len(p), p=p))
-            drawn.append((source, index))
-        return drawn
+                index[at] = len(p) - 1 if source == "latest" else rng.choice(len(p), size=len(at), p=p)
+        return [(sources[pick], None if i < 0 else i) for pick, i in zip(picks.tolist(), index.tolist())]
 
     def snapshot_agent(self, index: int) -> PolicyAgent:
         """A PolicyAgent playing kept snapshot ``index`` (oldest first), named after its learner step."""

@@ -53,12 +53,12 @@ class PoolOpponents:
         if index is not None:
             step, policy = self.pool.snapshots[index]
             key = ("snapshot", step, id(policy))
-            entry = ("snapshot", f"snapshot@{step}", self.pool.snapshot_agent(index))
         else:
             key = ("agent", source)
-            entry = ("agent", source, make_agent(source, 0))
         found = self._ids.get(key)
-        if found is None:
+        if found is None:  # a new agent only for a new key (a PolicyAgent per seat drawn cost 8 us a learner step)
+            entry = (("snapshot", f"snapshot@{step}", self.pool.snapshot_agent(index)) if index is not None
+                     else ("agent", source, make_agent(source, 0)))
             found = self._ids[key] = len(self.entries)
             self.entries.append(entry)
             self._join(entry[2])
