@@ -89,21 +89,13 @@ class OpponentKernel:
         for e, (agent, kind) in enumerate(zip(agents, kinds)):
             if kind == HEURISTIC:
                 params[e] = hb._parameters(float(agent.threshold))
+            elif kind == POLICY and policies and not _same(policies[0], agent.policy):
+                self.kinds[e] = ELSEWHERE  # one stack holds one architecture (a run's snapshots share theirs)
             elif kind == POLICY:
                 stack_ids[e] = len(policies)
                 deterministic[e] = agent.deterministic
                 policies.append(agent.policy)
-        stack = None
-        if policies:
-            stack = PolicyStack(policies) if all(_same(policies[0], p) for p in policies) else None
-            if stack is None:  # another architecture among them: those move elsewhere
-                first = policies[0]
-                for e in np.flatnonzero(self.kinds == POLICY):
-                    if not _same(first, agents[e].policy):
-                        self.kinds[e] = ELSEWHERE
-                kept = [p for p in policies if _same(first, p)]
-                stack = PolicyStack(kept)
-                stack_ids[self.kinds == POLICY] = np.arange(len(kept))
+        stack = PolicyStack(policies) if policies else None
         self._params, self._stack_ids, self._deterministic = params, stack_ids, deterministic
         self._stack = _stack_arrays(stack, self.observation_size)
 

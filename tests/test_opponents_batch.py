@@ -122,13 +122,14 @@ def test_history_room_is_made_in_the_middle_of_a_call():
 
 
 def test_agents_without_a_compiled_form_move_elsewhere():
-    """Agents the kernel cannot play (another observation, another class) are left to act_batch: the kernel
-    names them ELSEWHERE, and the games stop at their turns."""
+    """Agents the kernel cannot play (another observation, another class, another architecture than the stacked
+    policies') are left to act_batch: the kernel names them ELSEWHERE, and the games stop at their turns."""
     kernel = OpponentKernel(None, "tracked", "compact")
     table = [make_agent("random"), make_agent("heuristic:threshold=1"), PolicyAgent(policy=random_policy("compact")),
-             PolicyAgent(policy=random_policy("onehot")), PolicyAgent.load(), make_agent("ismcts:iters=5")]
+             PolicyAgent(policy=random_policy("onehot")), PolicyAgent.load(), make_agent("ismcts:iters=5"),
+             PolicyAgent(policy=random_policy("compact", 1, hidden=(8,)))]  # another architecture than entry 2's
     kernel.set_agents(table)
-    assert kernel.kinds.tolist() == [RANDOM, HEURISTIC, POLICY, ELSEWHERE, ELSEWHERE, ELSEWHERE]
+    assert kernel.kinds.tolist() == [RANDOM, HEURISTIC, POLICY, ELSEWHERE, ELSEWHERE, ELSEWHERE, ELSEWHERE]
     vg = VectorGame([3] * 6, seeds=list(range(6)))
     assigned = np.array([[5, 0, 1, 0, 0], [0, 5, -1, 0, 0], [-1, 2, 1, 0, 0]] * 2, np.int64)
     waiting = kernel.move(vg, assigned, np.random.default_rng(0))
