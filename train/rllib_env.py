@@ -14,9 +14,7 @@ import numpy as np
 import torch
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core.columns import Columns
-from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
-from ray.rllib.core.distribution.torch.torch_distribution import TorchCategorical
 
 from packetrow_env import actions
 from packetrow_env.engine import Game, IllegalActionError
@@ -148,21 +146,3 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
         if isinstance(batch[Columns.OBS], dict):
             batch, _ = self._split(batch)
         return super().compute_values(batch, embeddings)
-
-
-class RandomLegalRLModule(RLModule):
-    """An opponent that plays a uniformly random legal action (never trained)."""
-
-    def _forward(self, batch, **kwargs):
-        mask = torch.as_tensor(batch[Columns.OBS]["action_mask"])
-        # a zero logit on legal actions and a very negative one elsewhere: uniform over the legal ones
-        return {Columns.ACTION_DIST_INPUTS: _masked(torch.zeros_like(mask), mask)}
-
-    def _forward_train(self, batch, **kwargs):
-        raise NotImplementedError("the random opponent is not trained")
-
-    def get_inference_action_dist_cls(self):
-        return TorchCategorical
-
-    get_exploration_action_dist_cls = get_inference_action_dist_cls
-    get_train_action_dist_cls = get_inference_action_dist_cls
