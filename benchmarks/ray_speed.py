@@ -9,9 +9,9 @@ The training table, in one run: the SB3 stack's learner steps/s (``training_spee
 batched stack in 2-player games, PPO updates included), then ``configs/rllib_quick.yaml`` (2-player games) with
 the driver sampling, 1 and 2 env runners on a local 2-CPU instance, and 2 env runners on a two-node cluster
 started on this machine (two one-CPU nodes on 127.0.0.1, as tests/ray do). RLlib's env steps are main's own
-moves, as SB3's learner steps are. Per line: env steps/s per env runner while sampling (steps over the runner's
-sampling time), and the whole run's env steps/s (sampling and PPO updates), over the iterations after the first
-(which builds the runners and compiles).
+moves, as SB3's learner steps are. Per line: env steps/s of each env runner while it samples (timed inside the
+runner, all runners at once), and the env steps/s of whole iterations (sampling and PPO updates), both after one
+warm-up iteration (which builds the runners and compiles).
 """
 
 from __future__ import annotations
@@ -49,28 +49,33 @@ def tournament_rows(games: int) -> list[tuple[str, float]]:
 
 
 def rllib_rates(runners: int, iterations: int) -> tuple[float, float]:
-    """(env steps/s per env runner while sampling, env steps/s of the whole iterations) of the quick RLlib config
+    """(env steps/s per env runner while sampling, env steps/s of whole iterations) of the quick RLlib config
     with ``runners`` env runners (0: the driver samples), on the Ray session already started."""
     data = yaml.safe_load(resolve_config("rllib_quick").read_text())
     data["runners"]["num_env_runners"] = runners
-    algorithm, _ = build_algorithm(config_from_dict(data, "rllib_quick"))
+    config = config_from_dict(data, "rllib_quick")
+    algorithm, _ = build_algorithm(config)
     try:
         algorithm.train()  # warm-up: actors, compiling, the first weights sync
-        started, steps, sampling = time.perf_counter(), 0, 0.0
+        started, steps = time.perf_counter(), 0
         for _ in range(iterations):
-            before = time.perf_counter()
-            result = algorithm.train()
-            steps += int(result["env_runners"]["num_env_steps_sampled"])
-            # the learner's update time is the rest of the iteration: the runners sample in parallel, then wait
-            sampling += time.perf_counter() - before - _update_seconds(result)
-        return steps / max(runners, 1) / sampling, steps / (time.perf_counter() - started)
+            steps += int(algorithm.train()["env_runners"]["num_env_steps_sampled"])
+        whole = steps / (time.perf_counter() - started)
+        # each runner samples an iteration's share, timed inside the runner (RLlib's own timers are smoothed
+        # from the first, compiling iteration on)
+        share = config.ppo.train_batch_size // max(runners, 1)
+        timed = algorithm.env_runner_group.foreach_env_runner(
+            lambda runner: _timed_sample(runner, share * iterations), local_env_runner=runners == 0)
+        return float(np.mean([count / seconds for count, seconds in timed])), whole
     finally:
         algorithm.stop()
 
 
-def _update_seconds(result: dict) -> float:
-    """The learner's update time of an iteration (RLlib's timers hold this iteration's figure)."""
-    return float(result["timers"]["learner_update_timer"])
+def _timed_sample(runner, steps: int) -> tuple[int, float]:
+    """(env steps, seconds) of one runner sampling ``steps`` env steps."""
+    started = time.perf_counter()
+    episodes = runner.sample(num_timesteps=steps)
+    return sum(len(episode) for episode in episodes), time.perf_counter() - started
 
 
 def two_node_cluster_rates(iterations: int) -> tuple[float, float]:
