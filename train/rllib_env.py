@@ -1,6 +1,7 @@
-"""Packet Row as an RLlib multi-agent environment, and the action-masked PPO module that plays it.
+"""Packet Row as an RLlib multi-agent environment, and the action-masked PPO module that plays it (and the batched
+``rllib_vector_env.LearnerVectorEnv``, which self-play trains on).
 
-Every seat is an agent (``player_0`` .. ``player_{n-1}``). Each step only the player to act gets an
+In the multi-agent env every seat is an agent (``player_0`` .. ``player_{n-1}``). Each step only the player to act gets an
 observation, a dict ``{"observations": float32[D], "action_mask": float32[A]}`` as RLlib's action-masking
 modules expect; the game's final rewards go to every seat at the end, with a last observation each and
 the final scores in its info.
@@ -20,6 +21,8 @@ from packetrow_env import actions
 from packetrow_env.engine import Game, IllegalActionError
 from packetrow_env.env import REWARD_MODES, check_option, final_rewards
 from packetrow_env.observation import MODES, encoder
+
+from .rllib_vector_env import masked_observation_space
 
 
 def agent_name(seat: int) -> str:
@@ -99,9 +102,7 @@ class PacketRowMultiAgentEnv(MultiAgentEnv):
 def observation_space(enc=None) -> gym.spaces.Dict:
     """The observation space of every seat: the observation vector and the action mask."""
     enc = enc or encoder()
-    return gym.spaces.Dict({
-        "observations": gym.spaces.Box(0.0, enc.high, (enc.size,), np.float32),
-        "action_mask": gym.spaces.Box(0.0, 1.0, (actions.NUM_ACTIONS,), np.float32)})
+    return masked_observation_space(enc.size, enc.high)
 
 
 def _masked(logits, mask):

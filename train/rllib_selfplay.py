@@ -230,14 +230,13 @@ def make_env(env_config: dict):
 def build_algorithm(config: RLlibConfig):
     """The RLlib PPO algorithm of ``config`` with main's initial weights in every runner's pool (Ray must be
     initialised); (algorithm, league)."""
+    import torch
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
 
     from .rllib_env import MaskedPPOTorchRLModule
-
-    import torch
 
     # measured on 2 shared cores: a second thread made every forward pass and update 5x slower (docs/ray.md)
     torch.set_num_threads(config.torch_threads)
