@@ -85,12 +85,11 @@ def test_the_same_seed_deals_the_same_games_and_opponents():
         np.testing.assert_array_equal(a[0]["observations"], b[0]["observations"])
         np.testing.assert_array_equal(a[1], b[1])
     assert any(not np.array_equal(a[0]["observations"], c[0]["observations"]) for a, c in zip(first, other))
-    env = make_env(seed=11)
-    env.reset()
+    dealt, _ = make_env(seed=11).reset()
     # reset(seed=...) as RLlib seeds each runner's env: the constructor's seed no longer matters
-    reseeded = make_env(seed=99)
-    reseeded.reset(seed=11)
-    np.testing.assert_array_equal(env._observe()["observations"], reseeded._observe()["observations"])
+    reseeded, _ = make_env(seed=99).reset(seed=11)
+    np.testing.assert_array_equal(dealt["observations"], reseeded["observations"])
+    np.testing.assert_array_equal(dealt["action_mask"], reseeded["action_mask"])
 
 
 def test_snapshots_join_the_pool_and_play_as_opponents():
