@@ -1,11 +1,11 @@
 """Packet Row as an RLlib multi-agent environment, and the action-masked PPO module that plays it (and the batched
 ``rllib_vector_env.LearnerVectorEnv``, which self-play trains on).
 
-In the multi-agent env every seat is an agent (``player_0`` .. ``player_{n-1}``). Each step only the player to act gets an
-observation, a dict ``{"observations": float32[D], "action_mask": float32[A]}`` as RLlib's action-masking
-modules expect; the game's final rewards go to every seat at the end, with a last observation each and
-the final scores in its info.
-Rewards are zero until then (the acting agent gets its 0 each step, as RLlib requires). Needs the ``[ray]`` extra.
+In the multi-agent env every seat is an agent (``player_0`` .. ``player_{n-1}``). Each step only the player
+to act gets an observation, a dict ``{"observations": float32[D], "action_mask": float32[A]}`` as RLlib's
+action-masking modules expect; the game's final rewards go to every seat at the end, with a last observation
+each and the final scores in its info. Rewards are zero until then (the acting agent gets its 0 each step, as
+RLlib requires). Needs the ``[ray]`` extra.
 """
 
 from __future__ import annotations
