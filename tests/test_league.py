@@ -1,47 +1,21 @@
-"""The RLlib league counts main's wins as tournaments do: a win shared by k counts 1/k (stats.win_shares).
+"""The RLlib league freezes main's initial weights, then a copy whenever main's recent win rate reaches the threshold.
 
-Runs without Ray: the league's counting reads an episode through two methods, faked here.
+Runs without Ray: the league's decision is plain Python (rllib_selfplay imports Ray only when it trains).
 """
 
-import pytest
-
-from packetrow_train.rllib_selfplay import MAIN, League, agent_seat, main_win_share
+from packetrow_train.rllib_selfplay import League
 
 
-def scores(*winners: bool) -> list[dict]:
-    return [{"vp": 10, "cash": 3, "winner": w} for w in winners]
+def test_main_is_frozen_first_at_the_start_then_at_the_threshold():
+    league = League(win_rate_threshold=0.7)
+    assert league.freeze(None) and league.versions == 1  # the initial weights, before any game
+    assert not league.freeze(None)  # no game finished in an iteration: nothing to judge
+    assert not league.freeze(0.69) and league.versions == 1
+    assert league.freeze(0.7) and league.versions == 2
+    assert league.freeze(0.95) and league.versions == 3
 
 
-class FakeEpisode:
-    """What main_win_share reads of RLlib's MultiAgentEpisode: the last infos and who plays each seat."""
-
-    def __init__(self, final_scores: list[dict], main_seat: int | None):
-        self.final_scores, self.main_seat = final_scores, main_seat
-
-    def get_infos(self, index):
-        assert index == -1
-        return {f"player_{p}": {"scores": self.final_scores} for p in range(len(self.final_scores))}
-
-    def module_for(self, agent):
-        return MAIN if agent_seat(agent) == self.main_seat else "main_v1"
-
-
-@pytest.mark.parametrize("final, seat, share", [
-    (scores(True, True, False), 0, 0.5),          # a win shared by two: half a win, not none
-    (scores(False, True, True, True), 3, 1 / 3),
-    (scores(True, False), 0, 1.0),
-    (scores(True, False, False), 2, 0.0)])
-def test_main_wins_count_their_share(final, seat, share):
-    assert main_win_share(FakeEpisode(final, seat)) == pytest.approx(share)
-
-
-def test_an_episode_without_main_is_not_counted():
-    assert main_win_share(FakeEpisode(scores(True, False), None)) is None
-
-
-def test_agent_seats_and_the_league_opponents():
-    assert agent_seat("player_0") == 0 and agent_seat("player_4") == 4
-    league = League(num_players=3, recent_share=0.5)
-    assert league.opponents() == ["random"]
-    league.versions = 2
-    assert league.opponents() == ["main_v1", "main_v2"]
+def test_a_threshold_of_zero_freezes_every_iteration():
+    league = League(win_rate_threshold=0.0)
+    assert [league.freeze(rate) for rate in (None, 0.0, 0.1)] == [True, True, True]
+    assert league.versions == 3

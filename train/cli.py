@@ -124,9 +124,9 @@ def _train_rllib(args, data: dict) -> int:
         args.parser.error(str(error))
     minutes, seconds = divmod(result.wall_seconds, 60)
     last = result.iterations[-1] if result.iterations else {}
-    print(f"\nTrained {len(result.iterations)} RLlib iterations ({result.env_steps} env steps of all seats) in "
-          f"{int(minutes)} min {seconds:.0f} s; league of {last.get('league_size', 2)} modules "
-          f"(main and {last.get('league_size', 2) - 1} opponents).")
+    print(f"\nTrained {len(result.iterations)} RLlib iterations ({result.env_steps} of main's env steps) in "
+          f"{int(minutes)} min {seconds:.0f} s; main froze {last.get('league_size', 2) - 1} copies of itself "
+          "into the opponent pool.")
     if result.evaluation:
         print(f"\nFinal evaluation ({config.eval.games} games per line, main's numpy export, argmax):")
         print(format_evaluation(result.evaluation))

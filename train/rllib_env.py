@@ -1,10 +1,11 @@
-"""Packet Row as an RLlib multi-agent environment, and the action-masked PPO module that plays it.
+"""Packet Row as an RLlib multi-agent environment, and the action-masked PPO module that plays it (and the batched
+``rllib_vector_env.LearnerVectorEnv``, which self-play trains on).
 
-Every seat is an agent (``player_0`` .. ``player_{n-1}``). Each step only the player to act gets an
-observation, a dict ``{"observations": float32[D], "action_mask": float32[A]}`` as RLlib's action-masking
-modules expect; the game's final rewards go to every seat at the end, with a last observation each and
-the final scores in its info.
-Rewards are zero until then (the acting agent gets its 0 each step, as RLlib requires). Needs the ``[ray]`` extra.
+In the multi-agent env every seat is an agent (``player_0`` .. ``player_{n-1}``). Each step only the player
+to act gets an observation, a dict ``{"observations": float32[D], "action_mask": float32[A]}`` as RLlib's
+action-masking modules expect; the game's final rewards go to every seat at the end, with a last observation
+each and the final scores in its info. Rewards are zero until then (the acting agent gets its 0 each step, as
+RLlib requires). Needs the ``[ray]`` extra.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ import numpy as np
 import torch
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core.columns import Columns
-from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
-from ray.rllib.core.distribution.torch.torch_distribution import TorchCategorical
 
 from packetrow_env import actions
 from packetrow_env.engine import Game, IllegalActionError
 from packetrow_env.env import REWARD_MODES, check_option, final_rewards
 from packetrow_env.observation import MODES, encoder
+
+from .rllib_vector_env import masked_observation_space
 
 
 def agent_name(seat: int) -> str:
@@ -101,9 +102,7 @@ class PacketRowMultiAgentEnv(MultiAgentEnv):
 def observation_space(enc=None) -> gym.spaces.Dict:
     """The observation space of every seat: the observation vector and the action mask."""
     enc = enc or encoder()
-    return gym.spaces.Dict({
-        "observations": gym.spaces.Box(0.0, enc.high, (enc.size,), np.float32),
-        "action_mask": gym.spaces.Box(0.0, 1.0, (actions.NUM_ACTIONS,), np.float32)})
+    return masked_observation_space(enc.size, enc.high)
 
 
 def _masked(logits, mask):
@@ -148,21 +147,3 @@ class MaskedPPOTorchRLModule(DefaultPPOTorchRLModule):
         if isinstance(batch[Columns.OBS], dict):
             batch, _ = self._split(batch)
         return super().compute_values(batch, embeddings)
-
-
-class RandomLegalRLModule(RLModule):
-    """An opponent that plays a uniformly random legal action (never trained)."""
-
-    def _forward(self, batch, **kwargs):
-        mask = torch.as_tensor(batch[Columns.OBS]["action_mask"])
-        # a zero logit on legal actions and a very negative one elsewhere: uniform over the legal ones
-        return {Columns.ACTION_DIST_INPUTS: _masked(torch.zeros_like(mask), mask)}
-
-    def _forward_train(self, batch, **kwargs):
-        raise NotImplementedError("the random opponent is not trained")
-
-    def get_inference_action_dist_cls(self):
-        return TorchCategorical
-
-    get_exploration_action_dist_cls = get_inference_action_dist_cls
-    get_train_action_dist_cls = get_inference_action_dist_cls

@@ -1,11 +1,17 @@
 """Self-play training with RLlib's PPO (new API stack) and action masking, locally or on a Ray cluster.
 
-League. A trainable module ``main`` plays one seat of every game (a different seat each episode); the
-other seats are drawn per episode from the league's frozen opponents: ``random`` (a uniformly random
-legal action) at first, then frozen copies ``main_v1``, ``main_v2``, ... of ``main``. A copy is added
-whenever ``main`` has won at least ``league.win_rate_threshold`` of its recent games against the league
-(RLlib's self-play pattern: ``Algorithm.add_module`` and a new agent-to-module mapping). From then on
-the newest copies are drawn most often (``league.recent_share`` of the seats), the rest uniformly.
+Every env runner steps one batched engine: ``runners.num_envs_per_env_runner`` games in one ``VectorGame``
+(``rllib_vector_env.LearnerVectorEnv``), the trainable module playing one seat of each (a seat drawn per game),
+its observations and masks handed to RLlib as one vectorised batch. The other seats are drawn per game and
+seat from an ``OpponentPool`` (``league.mixture``: frozen copies of main, the compiled heuristic, random) and
+moved batched inside the env, as in the SB3 stack (``vec_selfplay.PoolOpponents``).
+
+League. main's initial weights are the first frozen copy; another is frozen whenever main has won at least
+``league.win_rate_threshold`` of its recent games (RLlib's self-play pattern). A copy reaches every env
+runner as weights (a numpy export of main, sent with ``foreach_env_runner``), never as a file.
+
+Every random draw follows ``seed``: the network (RLlib's ``debugging(seed=...)``), each runner's games, seats and
+opponents (RLlib seeds runner i's env with seed + i), and the evaluation.
 
 At the end ``main`` is exported to the project's numpy ``.npz`` (``model.npz``), which plays anywhere an
 agent is accepted (``ppo:path=runs/NAME/model.npz``) without Ray or torch, and is evaluated with
@@ -24,8 +30,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from packetrow_agents.policy import ModelFormatError, NumpyPolicy, PolicyAgent
 from packetrow_env.env import REWARD_MODES
 from packetrow_env.observation import MODES
@@ -33,12 +37,9 @@ from packetrow_env.observation import MODES
 from .config import (ACTIVATIONS, ConfigError, check_agent_specs, check_choice, check_net_arch, check_positive,
                      check_run_name, load_sections, option)
 from .evaluation import EVAL_SEED_OFFSET, evaluate
+from .pool import OpponentPool, check_mixture
 from .ray_cluster import import_ray, ray_session
 from .run_dir import RLLIB_RUN_FILES, prepare_out, write_yaml
-from .stats import win_shares
-
-MAIN, RANDOM = "main", "random"
-
 
 @dataclass
 class RLlibEnvConfig:
@@ -54,7 +55,7 @@ class RLlibPPOConfig:
     """RLlib PPO's hyperparameters (RLlib names)."""
 
     iterations: int = option("training iterations (one sampling round and one update each)", 20)
-    train_batch_size: int = option("env steps of all seats per iteration", 4000)
+    train_batch_size: int = option("main's env steps (its own moves) per iteration", 4000)
     minibatch_size: int = option("minibatch size; at most train_batch_size", 500)
     num_epochs: int = option("passes over each iteration's batch", 4)
     lr: float = option("the learning rate", 0.0003)
@@ -72,18 +73,24 @@ class RLlibRunnersConfig:
     """Who samples the games."""
 
     num_env_runners: int = option("Ray actors sampling games (0: the driver samples)", 1)
-    num_envs_per_env_runner: int = option("games each runner steps together", 4)
+    num_envs_per_env_runner: int = option("games each runner steps together in one batched engine", 64)
     num_cpus: int = option("CPUs of a local Ray instance (ignored on a cluster)", 2)
 
 
 @dataclass
 class LeagueConfig:
-    """When main is frozen into the league, and how often the newest copy plays."""
+    """When main is frozen into the opponent pool, and who the opponents are."""
 
     win_rate_threshold: float = option("main's recent win rate (a shared win counts 1/k) that freezes a new copy "
-                                       "of it, in [0, 1]", 0.7)
+                                       "of it into the pool, in [0, 1]", 0.7)
     window: int = option("games that win rate is taken over", 100)
-    recent_share: float = option("share of opponent seats given to the newest copy, in [0, 1]", 0.5)
+    mixture: dict = option("weight per opponent source (latest, uniform, recent: frozen copies of main; or an agent "
+                           "spec), drawn per opponent seat and game; normalised",
+                           factory=lambda: {"latest": 0.3, "uniform": 0.05, "recent": 0.2, "heuristic": 0.3,
+                                            "random": 0.15})
+    max_snapshots: int = option("frozen copies kept in the pool; the oldest goes when there are more", 20)
+    recent_decay: float = option("the source recent weighs a copy by recent_decay ** age (0 = newest), in (0, 1]",
+                                 0.7)
 
 
 @dataclass
@@ -102,8 +109,10 @@ class RLlibConfig:
 
     trainer: str = option("rllib (this config; the [ray] extra)", "rllib")
     name: str = option("the run's name: its directory runs/NAME and the model's metadata", "rllib_quick")
-    seed: int = option("seed of the games and the network", 0)
+    seed: int = option("seed of every random draw: the network, each env runner's games, seats and opponents "
+                       "(runner i: seed + i), the evaluation", 0)
     ray_address: str = option('"" starts a local Ray instance; "auto" or "host:port" joins that cluster', "")
+    torch_threads: int = option("torch threads of the driver (its learner, and its sampling with 0 env runners)", 1)
     env: RLlibEnvConfig = option("the training games", factory=RLlibEnvConfig)
     ppo: RLlibPPOConfig = option("RLlib PPO's hyperparameters", factory=RLlibPPOConfig)
     runners: RLlibRunnersConfig = option("who samples the games", factory=RLlibRunnersConfig)
@@ -117,7 +126,8 @@ def config_from_dict(data, source: str = "config") -> RLlibConfig:
     if config.trainer != "rllib":
         raise ConfigError(f"{source}: trainer must be rllib for an RLlib config, got {config.trainer!r}")
     check_run_name(f"{source}: name", config.name)
-    for where, value, zero_ok in [("seed", config.seed, True), ("ppo.iterations", config.ppo.iterations, False),
+    for where, value, zero_ok in [("seed", config.seed, True), ("torch_threads", config.torch_threads, False),
+                                  ("ppo.iterations", config.ppo.iterations, False),
                                   ("ppo.train_batch_size", config.ppo.train_batch_size, False),
                                   ("ppo.minibatch_size", config.ppo.minibatch_size, False),
                                   ("ppo.num_epochs", config.ppo.num_epochs, False), ("ppo.lr", config.ppo.lr, False),
@@ -128,11 +138,12 @@ def config_from_dict(data, source: str = "config") -> RLlibConfig:
                                   ("runners.num_envs_per_env_runner", config.runners.num_envs_per_env_runner, False),
                                   ("runners.num_cpus", config.runners.num_cpus, False),
                                   ("league.window", config.league.window, False),
+                                  ("league.max_snapshots", config.league.max_snapshots, False),
                                   ("eval.games", config.eval.games, True)]:
         check_positive(f"{source}: {where}", value, zero_ok)
     for where, value in [("ppo.gamma", config.ppo.gamma), ("ppo.lambda_", config.ppo.lambda_),
                          ("league.win_rate_threshold", config.league.win_rate_threshold),
-                         ("league.recent_share", config.league.recent_share)]:
+                         ("league.recent_decay", config.league.recent_decay)]:
         if not 0 <= value <= 1:
             raise ConfigError(f"{source}: {where} must be in [0, 1], got {value!r}")
     if config.ppo.minibatch_size > config.ppo.train_batch_size:
@@ -144,130 +155,125 @@ def config_from_dict(data, source: str = "config") -> RLlibConfig:
     check_choice(f"{source}: env.reward_mode", config.env.reward_mode, REWARD_MODES)
     check_choice(f"{source}: ppo.activation", config.ppo.activation, ACTIVATIONS)
     check_net_arch(f"{source}: ppo.net_arch", config.ppo.net_arch)
+    if config.league.recent_decay == 0:
+        raise ConfigError(f"{source}: league.recent_decay must be in (0, 1], got 0")
+    try:
+        config.league.mixture = check_mixture(config.league.mixture)
+    except ValueError as error:
+        raise ConfigError(f"{source}: league.mixture: {error}") from None
     check_agent_specs(f"{source}: eval.opponents", config.eval.opponents)
     return config
 
 
 # --------------------------------------------------------------------------- the league
 class League:
-    """Who sits where: ``main`` at one seat per episode, frozen opponents at the others."""
+    """How many copies of main are frozen, and when the next one is: main's recent win rate at the threshold."""
 
-    def __init__(self, num_players: int, recent_share: float):
-        self.num_players = num_players
-        self.recent_share = recent_share
-        self.versions = 0  # frozen copies of main so far
+    def __init__(self, win_rate_threshold: float):
+        self.win_rate_threshold = win_rate_threshold
+        self.versions = 0  # frozen copies of main so far (its initial weights are the first)
 
-    def opponents(self) -> list[str]:
-        """The module ids opponents are drawn from: random until the first copy, then the copies."""
-        return [f"main_v{v}" for v in range(1, self.versions + 1)] or [RANDOM]
-
-    def mapping_fn(self):
-        """An agent-to-module mapping: per episode, main at one seat, drawn opponents at the others."""
-        opponents = self.opponents()
-        share, n = self.recent_share, self.num_players
-
-        def agent_to_module(agent_id, episode, **kwargs):
-            # seeded by the episode id, so every seat of an episode agrees on where main sits
-            rng = np.random.default_rng(abs(hash(episode.id_)) % 2**63)
-            main_seat = int(rng.integers(n))
-            seat = agent_seat(agent_id)
-            if seat == main_seat:
-                return MAIN
-            draws = np.random.default_rng([abs(hash(episode.id_)) % 2**63, seat])
-            if len(opponents) > 1 and draws.random() < share:
-                return opponents[-1]
-            return opponents[int(draws.integers(len(opponents)))]
-
-        return agent_to_module
+    def freeze(self, win_rate: float | None) -> bool:
+        """Whether main, at ``win_rate`` (None: no game finished yet), is frozen now; counts the new copy."""
+        if self.versions and (win_rate is None or win_rate < self.win_rate_threshold):
+            return False
+        self.versions += 1
+        return True
 
 
-def agent_seat(agent_id) -> int:
-    """The seat of an RLlib agent id (``player_3`` -> 3, as ``rllib_env.agent_name`` names them)."""
-    return int(str(agent_id).rsplit("_", 1)[1])
+def send_snapshot(algorithm, policy: NumpyPolicy, version: int) -> None:
+    """Add a frozen copy of main to the opponent pool of every env runner (the weights travel with the call)."""
+
+    def add(runner):
+        if runner.env is not None:  # the driver's runner has no env when remote runners sample
+            runner.env.unwrapped.add_snapshot(policy, version)
+
+    algorithm.env_runner_group.foreach_env_runner(add, local_env_runner=True)
 
 
-def main_win_share(episode) -> float | None:
-    """main's share of the win in a finished episode (1/k of a win shared by k), None if main did not play.
-
-    ``episode``: RLlib's MultiAgentEpisode, whose last infos carry the final scores (``rllib_env``).
-    """
-    for agent, info in episode.get_infos(-1).items():
-        if episode.module_for(agent) == MAIN:
-            return win_shares(info["scores"])[agent_seat(agent)]
-    return None
-
-
-def _league_callback(league: League, threshold: float, window: int):
+def _league_callback(league: League, config: "RLlibConfig"):
     from ray.rllib.callbacks.callbacks import RLlibCallback
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS
 
+    window = config.league.window
+
     class LeagueCallback(RLlibCallback):
-        """Logs main's wins; freezes a copy of main into the league when it wins often enough."""
+        """Logs main's wins; freezes a copy of main into the pool when it wins often enough."""
 
         def on_episode_end(self, *, episode, metrics_logger, **kwargs):
-            share = main_win_share(episode)
-            if share is not None:
-                metrics_logger.log_value("main_win_rate", share, reduce="mean", window=window)
+            metrics_logger.log_value("main_win_rate", episode.get_infos(-1)["win_share"], reduce="mean",
+                                     window=window)
 
         def on_train_result(self, *, algorithm, result, **kwargs):
-            win_rate = result.get(ENV_RUNNER_RESULTS, {}).get("main_win_rate", 0.0)
-            if win_rate >= threshold:
-                league.versions += 1
-                module_id = f"main_v{league.versions}"
-                main = algorithm.get_module(MAIN)
-                algorithm.add_module(module_id=module_id, module_spec=RLModuleSpec.from_module(main),
-                                     new_agent_to_module_mapping_fn=league.mapping_fn())
-                # the copy starts from main's current weights and is never trained
-                algorithm.set_state({"learner_group": {"learner": {"rl_module": {module_id: main.get_state()}}}})
-                algorithm.env_runner_group.sync_weights(policies=[module_id])
-            result["league_size"] = len(league.opponents()) + 1
-            result["main_win_rate"] = win_rate
+            win_rate = result.get(ENV_RUNNER_RESULTS, {}).get("main_win_rate")
+            if league.freeze(win_rate):
+                send_snapshot(algorithm, export_main(algorithm, config), league.versions)
+            result["league_size"] = league.versions + 1
+            result["main_win_rate"] = win_rate or 0.0
 
     return LeagueCallback
 
 
+def make_env(env_config: dict):
+    """The env of one RLlib env runner: ``env_config["num_envs"]`` games of ``LearnerVectorEnv``, its own pool."""
+    from .rllib_vector_env import LearnerVectorEnv
+    from .selfplay import single_threaded_openblas
+
+    # for the rest of this runner's process: the snapshot opponents' small numpy products ran 10x slower with
+    # OpenBLAS's threads spinning against the learner's on 2 cores (measured, docs/ray.md)
+    single_threaded_openblas()
+    pool = OpponentPool(env_config["mixture"], env_config["max_snapshots"], env_config["recent_decay"])
+    return LearnerVectorEnv(env_config["num_envs"], pool, env_config["num_players"],
+                            env_config["observation_mode"], env_config["reward_mode"])
+
+
 def build_algorithm(config: RLlibConfig):
-    """The RLlib PPO algorithm of ``config`` (Ray must be initialised)."""
+    """The RLlib PPO algorithm of ``config`` with main's initial weights in every runner's pool (Ray must be
+    initialised); (algorithm, league)."""
+    import torch
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
 
-    from .rllib_env import MaskedPPOTorchRLModule, PacketRowMultiAgentEnv, RandomLegalRLModule
+    from .rllib_env import MaskedPPOTorchRLModule
 
-    register_env("packetrow", lambda env_config: PacketRowMultiAgentEnv(env_config))
-    league = League(config.env.num_players, config.league.recent_share)
+    # measured on 2 shared cores: a second thread made every forward pass and update 5x slower (docs/ray.md)
+    torch.set_num_threads(config.torch_threads)
+    register_env("packetrow_learners", make_env)
+    league = League(config.league.win_rate_threshold)
     ppo = config.ppo
+    env_config = {**dataclasses.asdict(config.env), "mixture": config.league.mixture,
+                  "max_snapshots": config.league.max_snapshots, "recent_decay": config.league.recent_decay}
     algo_config = (
         PPOConfig()
         # RLlib's env check steps random unmasked actions, which the env refuses as illegal (it never
         # swaps an illegal action for a legal one); the tests check the env's API instead
-        .environment("packetrow", env_config={**dataclasses.asdict(config.env), "seed": config.seed},
-                     disable_env_checking=True)
+        .environment("packetrow_learners", env_config=env_config, disable_env_checking=True)
+        # the env is a whole batch of games: RLlib asks its vector entry point, not one env per game
         .env_runners(num_env_runners=config.runners.num_env_runners,
-                     num_envs_per_env_runner=config.runners.num_envs_per_env_runner)
+                     num_envs_per_env_runner=config.runners.num_envs_per_env_runner,
+                     gym_env_vectorize_mode="vector_entry_point")
         .training(train_batch_size_per_learner=ppo.train_batch_size, minibatch_size=ppo.minibatch_size,
                   num_epochs=ppo.num_epochs, lr=ppo.lr, gamma=ppo.gamma, lambda_=ppo.lambda_,
                   clip_param=ppo.clip_param, entropy_coeff=ppo.entropy_coeff, vf_loss_coeff=ppo.vf_loss_coeff)
-        .multi_agent(policies={MAIN, RANDOM}, policy_mapping_fn=league.mapping_fn(), policies_to_train=[MAIN])
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
-            MAIN: RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=DefaultModelConfig(
-                fcnet_hiddens=list(ppo.net_arch), fcnet_activation=ppo.activation, vf_share_layers=False)),
-            RANDOM: RLModuleSpec(module_class=RandomLegalRLModule)}))
-        .callbacks(_league_callback(league, config.league.win_rate_threshold, config.league.window))
+        .rl_module(rl_module_spec=RLModuleSpec(module_class=MaskedPPOTorchRLModule, model_config=DefaultModelConfig(
+            fcnet_hiddens=list(ppo.net_arch), fcnet_activation=ppo.activation, vf_share_layers=False)))
+        .callbacks(_league_callback(league, config))
         .fault_tolerance(restart_failed_env_runners=False)  # a broken runner stops the run, loudly
         .debugging(seed=config.seed)
     )
-    return algo_config.build_algo(), league
+    algorithm = algo_config.build_algo()
+    league.freeze(None)
+    send_snapshot(algorithm, export_main(algorithm, config), league.versions)
+    return algorithm, league
 
 
 def export_main(algorithm, config: RLlibConfig, metadata: dict | None = None):
     """``main``'s policy network as the project's NumpyPolicy (plays with numpy alone)."""
     import torch  # the [ray] extra
 
-    module = algorithm.get_module(MAIN)
+    module = algorithm.get_module()
     encoder = getattr(module.encoder, "actor_encoder", None) or module.encoder.encoder
     layers = list(encoder.net.mlp) + list(module.pi.net.mlp)
     linear = [layer for layer in layers if isinstance(layer, torch.nn.Linear)]
@@ -304,11 +310,12 @@ def train(config: RLlibConfig, out=None, ray_address: str | None = None, progres
     import_ray()  # before anything is written: without the extra, only a one-line error
     started = time.perf_counter()
     out = Path(out) if out is not None else Path("runs") / config.name
-    prepare_out(out, fresh=True, overwrite=overwrite, files=RLLIB_RUN_FILES, folders=())
-    write_yaml(out / "config.yaml", dataclasses.asdict(config))
     address = ray_address if ray_address is not None else (config.ray_address or None)
     rows = []
+    # connected first: an address nobody answers is an error before anything in ``out`` changes
     with ray_session(address, num_cpus=config.runners.num_cpus):
+        prepare_out(out, fresh=True, overwrite=overwrite, files=RLLIB_RUN_FILES, folders=())
+        write_yaml(out / "config.yaml", dataclasses.asdict(config))
         algorithm, league = build_algorithm(config)
         try:
             bar = tqdm(range(config.ppo.iterations), desc="iterations", unit="it", file=sys.stderr,
@@ -320,7 +327,7 @@ def train(config: RLlibConfig, out=None, ray_address: str | None = None, progres
                 bar.set_postfix(win=f"{row['main_win_rate']:.2f}", league=row["league_size"],
                                 steps=row["env_steps"])
             policy = export_main(algorithm, config, {"env_steps": rows[-1]["env_steps"] if rows else 0,
-                                                     "league_size": len(league.opponents()) + 1})
+                                                     "league_size": league.versions + 1})
         finally:
             algorithm.stop()
     npz_path = policy.save(out / "model.npz")
@@ -335,10 +342,14 @@ def train(config: RLlibConfig, out=None, ray_address: str | None = None, progres
 
 
 def _iteration_row(result: dict, wall: float) -> dict:
-    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+    from ray.rllib.core import DEFAULT_MODULE_ID
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, LEARNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
     runners = result.get(ENV_RUNNER_RESULTS, {})
+    learner = result.get(LEARNER_RESULTS, {}).get(DEFAULT_MODULE_ID, {})
     return {"iteration": int(result.get("training_iteration", 0)),
+            "policy_loss": float(learner.get("policy_loss", float("nan"))),
+            "entropy": float(learner.get("entropy", float("nan"))),
             "env_steps": int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)),
             "main_win_rate": float(result.get("main_win_rate", 0.0)),
             "league_size": int(result.get("league_size", 2)), "wall_seconds": round(wall, 2)}

@@ -144,13 +144,14 @@ class LearnerGames:
         """int64[B, MAX_PLAYERS - 1]: ``starting_contract_labels`` of every game's learner (each waits for him)."""
         return starting_contract_labels(self.games, self.observation_mode)
 
-    def step(self, actions):
+    def step(self, actions, where=None):
         """Play the learners' actions, then the opponents'; (observations, rewards, dones, Ended or None).
 
         A game that ended is re-dealt: its row in ``observations`` is the new game's first learner view.
+        ``where`` (bool[B]): only those learners move (the others' actions are ignored).
         """
         vg = self.games
-        vg.step(actions)
+        vg.step(actions, where=where)
         self._advance()
         over = vg.is_over
         rewards = np.zeros(self.num_games, np.float32)

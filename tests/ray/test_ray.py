@@ -130,23 +130,39 @@ def test_rllib_env_refuses_an_illegal_action_and_changes_nothing():
 
 
 # --------------------------------------------------------------------------- RLlib self-play
-def test_rllib_self_play_runs_grows_the_league_and_exports_a_policy_that_plays(tmp_path):
+def tiny_config(**league):
+    from packetrow_train.rllib_selfplay import config_from_dict
+
+    return config_from_dict({
+        "trainer": "rllib", "name": "tiny", "seed": 0,
+        "ppo": {"iterations": 2, "train_batch_size": 256, "minibatch_size": 128, "num_epochs": 1, "net_arch": [16]},
+        "runners": {"num_env_runners": 0, "num_envs_per_env_runner": 4, "num_cpus": 2},
+        "league": {"mixture": {"latest": 0.5, "heuristic": 0.3, "random": 0.2}, **league},
+        "eval": {"games": 4, "num_players": [2], "opponents": ["random"]}}, "tiny")
+
+
+def test_rllib_self_play_grows_the_league_exports_a_policy_that_plays_and_repeats_itself(tmp_path):
+    """Two runs with the same seed give the same iterations (losses, wins, steps) and the same weights."""
     from packetrow_agents.policy import PolicyAgent
-    from packetrow_train.rllib_selfplay import config_from_dict, train
+    from packetrow_train.rllib_selfplay import train
 
     if ray.is_initialized():
         ray.shutdown()
-    config = config_from_dict({
-        "trainer": "rllib", "name": "tiny", "seed": 0,
-        "ppo": {"iterations": 2, "train_batch_size": 400, "minibatch_size": 100, "num_epochs": 1,
-                "net_arch": [16]},
-        "runners": {"num_env_runners": 0, "num_envs_per_env_runner": 2, "num_cpus": 2},
-        "league": {"win_rate_threshold": 0.0},  # every iteration freezes a copy: the league grows
-        "eval": {"games": 4, "num_players": [2], "opponents": ["random"]}}, "tiny")
-    result = train(config, out=tmp_path / "run", progress=False)
-    assert [r["league_size"] for r in result.iterations] == [2, 3]
-    assert result.env_steps >= 800
+    config = tiny_config(win_rate_threshold=0.0)  # every iteration freezes a copy: the league grows
+    with ray_session(num_cpus=2):
+        result = train(config, out=tmp_path / "run", progress=False)
+        again = train(config, out=tmp_path / "again", progress=False)
+    # main's initial weights are the first copy; each iteration freezes another
+    assert [r["league_size"] for r in result.iterations] == [3, 4]
+    assert result.env_steps >= 512
+    assert 0 < result.iterations[0]["main_win_rate"] < 1
+    timeless = [{k: v for k, v in r.items() if k != "wall_seconds"} for r in result.iterations]
+    assert timeless == [{k: v for k, v in r.items() if k != "wall_seconds"} for r in again.iterations]
     agent = PolicyAgent.load(result.npz_path)
+    twin = PolicyAgent.load(again.npz_path)
+    for mine, theirs in zip(agent.policy.weights + [agent.policy.action_weight],
+                            twin.policy.weights + [twin.policy.action_weight]):
+        np.testing.assert_array_equal(mine, theirs)
     assert agent.policy.num_actions == actions.NUM_ACTIONS and agent.metadata["trainer"] == "rllib"
     played = run_tournament([agent, "random"], num_players=2, games=4, seed=0, progress=False)
     assert len(played.records) == 4 and all(r["scores"] for r in played.records)
@@ -163,3 +179,46 @@ def test_rllib_config_errors_name_the_key():
         config_from_dict({"trainer": "rllib", "env": {"num_players": 7}})
     with pytest.raises(ConfigError, match="minibatch_size"):
         config_from_dict({"trainer": "rllib", "ppo": {"train_batch_size": 100, "minibatch_size": 200}})
+    with pytest.raises(ConfigError, match="league.mixture: unknown opponent source 'champion'"):
+        config_from_dict({"trainer": "rllib", "league": {"mixture": {"champion": 1.0}}})
+    with pytest.raises(ConfigError, match="torch_threads must be > 0"):
+        config_from_dict({"trainer": "rllib", "torch_threads": 0})
+
+
+TINY_YAML = """trainer: rllib
+name: tiny_cluster
+seed: 0
+ppo: {iterations: 1, train_batch_size: 128, minibatch_size: 64, num_epochs: 1, net_arch: [8]}
+runners: {num_env_runners: 2, num_envs_per_env_runner: 8}
+eval: {games: 0}
+"""
+
+
+def test_rllib_training_command_on_a_two_node_cluster_and_at_an_address_nobody_answers(tmp_path, capsys):
+    """The README's cluster steps: `packetrow train --ray ADDRESS` with two env runners on two one-CPU nodes (each
+    runner takes a CPU, so each node holds one), and a one-line error, nothing written, where nobody answers."""
+    from ray.cluster_utils import Cluster
+
+    if ray.is_initialized():
+        ray.shutdown()
+    config = tmp_path / "tiny.yaml"
+    config.write_text(TINY_YAML)
+    with pytest.raises(SystemExit) as stopped:
+        main(["train", "--config", str(config), "--out", str(tmp_path / "nobody"), "--ray", "127.0.0.1:1",
+              "--no-progress"])
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "could not connect to a Ray cluster at '127.0.0.1:1'" in error
+    assert not (tmp_path / "nobody").exists()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    try:
+        assert main(["train", "--config", str(config), "--out", str(tmp_path / "run"), "--ray", cluster.address,
+                     "--no-progress"]) == 0
+        assert "Trained 1 RLlib iterations" in capsys.readouterr().out
+        assert (tmp_path / "run" / "model.npz").is_file() and (tmp_path / "run" / "iterations.jsonl").is_file()
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        cluster.shutdown()
