@@ -138,10 +138,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=positive, default=300_000, help="learner steps per run (default 300000)")
     parser.add_argument("--repeats", type=positive, default=2, help="pairs of runs, alternating (default 2)")
-    parser.add_argument("--players", type=int, nargs="+", default=[2, 4], choices=range(2, 6),
-                        help="player counts drawn per episode (default quick.yaml's: 2 4)")
+    parser.add_argument("--players", type=int, nargs="+", choices=range(2, 6),
+                        help="player counts drawn per episode (default quick.yaml's)")
     args = parser.parse_args(argv)
     data = yaml.safe_load(QUICK.read_text())
+    args.players = args.players or data["env"]["num_players"]
     data["env"]["num_players"] = args.players
     config = config_from_dict(data, "benchmark")
     print(f"{datetime.date.today()}: Python {platform.python_version()}, numpy {np.__version__}, torch "

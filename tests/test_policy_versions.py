@@ -7,6 +7,8 @@ the base layout in both versions), and ``PolicyAgent`` feeds a v1 policy that ve
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -58,6 +60,10 @@ def test_v1_observation_is_the_v1_vector_of_every_mode(encoding):
         assert np.array_equal(old[:coder.v1_size], vector[:coder.v1_size])
         assert np.array_equal(old[coder.v1_size:], vector[coder.size:])  # deck_contents / deck_* (online, full)
         assert np.array_equal(coder.v1_observation(np.stack([vector, vector])), np.stack([old, old]))
+
+
+# The agent shipped until env v2's retrained one (trained on env v1, 60 outputs): a real v1 export for the adapter
+V1_MODEL = Path(__file__).resolve().parent / "data" / "ppo_packetrow_v1.npz"
 
 
 def v1_policy(encoding: str, mode: str = "tracked", seed: int = 0) -> NumpyPolicy:

@@ -25,6 +25,7 @@ from packetrow_env.seat_view import SeatView
 from packetrow_env.vector import VectorGame
 from tests.positions import CARDS, Position, add
 from tests.test_payment import brute_options
+from tests.test_policy_versions import V1_MODEL
 from tests.test_shipping import captain, contract, gold, goods_card, ship, trader
 from tests.test_vector import same_observations
 
@@ -236,7 +237,7 @@ def test_a_policy_of_the_v1_layout_plays_on_through_its_prefix():
     for game in (paying(HAND_22), on_page(paying(HAND_22), 1)):
         action = agent.act(SeatView(game))
         assert game.legal_action_mask()[action] and PAY <= action < MORE
-    shipped = PolicyAgent.load()
+    shipped = PolicyAgent.load(V1_MODEL)  # the agent shipped until env v2's
     assert shipped.policy.num_actions == actions.NUM_ACTIONS_V1
     action = shipped.act(SeatView(on_page(paying(HAND_16), 1)))
     assert PAY <= action < PAY + 16 - K

@@ -15,6 +15,7 @@ from packetrow_env import actions
 from packetrow_env.compact_observation import encoder as compact_encoder
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
+from tests.test_policy_versions import V1_MODEL
 from tests.test_terminal import Script
 from packetrow_train import cli
 from packetrow_train.tournament import run_tournament
@@ -23,35 +24,39 @@ CONFIGS = SHIPPED_MODEL.parent.parent / "configs"
 
 
 def test_the_shipped_model_is_small_and_names_its_committed_config():
-    """Its last training phase's config is committed (phase 2 resumes phase 1's, configs/ppo_packetrow.yaml)."""
+    """It was trained on env v2 by committed configs (phase 2 resumes phase 1's) whose network and observation it
+    has."""
     assert SHIPPED_MODEL.stat().st_size < 5 * 2**20
     agent = PolicyAgent.load()
     config = yaml.safe_load((CONFIGS / f"{agent.metadata['config_name']}.yaml").read_text())
-    first = yaml.safe_load((CONFIGS / "ppo_packetrow.yaml").read_text())
-    assert agent.metadata["config_name"] == config["name"] == "ppo_packetrow_finetune"
-    assert agent.observation_mode == config["env"]["observation_mode"] == first["env"]["observation_mode"]
+    first = yaml.safe_load((CONFIGS / "ppo_packetrow_v2.yaml").read_text())
+    assert agent.metadata["config_name"] == config["name"] == "ppo_packetrow_v2_finetune"
+    assert config["ppo"] == first["ppo"] and config["env"]["observation_mode"] == first["env"]["observation_mode"]
+    assert agent.observation_mode == config["env"]["observation_mode"]
     assert agent.observation_encoding == config["env"]["observation_encoding"] == "compact"
-    assert config["ppo"]["net_arch"] == first["ppo"]["net_arch"]  # phase 2 resumed phase 1's network
+    first = config["ppo"]["extractor_layer"]
+    assert [w.shape[1] for w in agent.policy.weights] == [first, *config["ppo"]["net_arch"]]
 
 
 def test_R_SHIP_7_the_shipped_agent_chooses_its_payments():
-    """Trained under rules v1: one output per action of the v1 layout (all but 'more'), pay actions included."""
+    """Trained on env v2: one output per action, pay actions and 'more' included, reading the v2 vector itself."""
     from tests.test_rules_pay import staged_and_shipped
 
     agent = PolicyAgent.load()
-    assert agent.policy.num_actions == actions.NUM_ACTIONS_V1 == actions.MORE
+    assert agent.policy.num_actions == actions.NUM_ACTIONS
+    assert agent.policy.observation_size == compact_encoder().size_of(agent.observation_mode)
     game = staged_and_shipped()
     view = SeatView(game)
-    mask = game.legal_action_mask()[:actions.NUM_ACTIONS_V1]
-    logits = agent.policy.logits(compact_encoder().v1_observation(view.compact_observation(agent.observation_mode)))
+    logits = agent.policy.logits(view.compact_observation(agent.observation_mode))
+    mask = game.legal_action_mask()
     assert agent.act(view) == int(np.argmax(np.where(mask, logits, -np.inf))) >= actions.PAY
 
 
-def test_the_shipped_agent_reads_the_v1_vector_inside_the_v2_one():
-    """Trained on env v1 (no payment_page, by_board nor action more): it reads ``CompactEncoder.v1_observation`` of
-    its seat's vector and the first 60 actions of the mask, through the adapter in ``PolicyAgent.act``, until it is
-    retrained."""
-    agent = PolicyAgent.load()
+def test_the_agent_shipped_before_reads_the_v1_vector_inside_the_v2_one():
+    """The env-v1 agent shipped until 0.3.0 (no payment_page, by_board nor action more) keeps playing: it reads
+    ``CompactEncoder.v1_observation`` of its seat's vector and the first 60 actions of the mask, through the
+    adapter in ``PolicyAgent.act``."""
+    agent = PolicyAgent.load(V1_MODEL)
     compact = compact_encoder()
     assert agent.policy.observation_size == compact.v1_size_of(agent.observation_mode) < compact.size
     game = Game.new(4, seed=1)

@@ -13,6 +13,7 @@ from packetrow_env.scoring import final_rewards  # noqa: E402
 from packetrow_env.vector.learner import random_legal  # noqa: E402
 from packetrow_train.pool import OpponentPool  # noqa: E402
 from packetrow_train.vec_selfplay import SelfPlayVecEnv  # noqa: E402
+from tests.test_policy_versions import V1_MODEL  # noqa: E402
 
 
 def make_env(mixture, num_envs=8, num_players=(2, 3, 4), reward_mode="rank", compiled=True):
@@ -130,12 +131,12 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
     original = policy_batch.PolicyStack.actions
     monkeypatch.setattr(policy_batch.PolicyStack, "actions", lambda *a, **k: stacked.append(1) or original(*a, **k))
 
-    shipped = PolicyAgent.load().policy
+    shipped = PolicyAgent.load(V1_MODEL).policy  # a real export of env v1 (the agent shipped until env v2's)
     rng = np.random.default_rng(0)
 
     def perturbed(deeper: bool) -> NumpyPolicy:
         weights = [w + rng.normal(0, 0.05, w.shape) for w in shipped.weights[:2 if deeper else 1]]
-        # today's 61 outputs on the shipped model's layers, which read the v1 vector (the shipped model has 60)
+        # today's 61 outputs on the v1 model's layers, which read the v1 vector (the v1 model has 60)
         return NumpyPolicy(weights, shipped.biases[:len(weights)],
                            rng.normal(0, 0.1, (weights[-1].shape[1], actions.NUM_ACTIONS)),
                            rng.normal(0, 0.1, actions.NUM_ACTIONS), embedding=shipped.embedding,
@@ -155,7 +156,7 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
             break
     assert len(waiting) > 5
     masks = vg.legal_action_mask()[waiting]
-    # the snapshots' layers are the shipped model's (env v1): they read the v1 vector inside the batch's
+    # the snapshots' layers are the v1 model's: they read the v1 vector inside the batch's
     observations = compact_encoder().v1_observation(vg.observe("tracked", rows=waiting, encoding="compact"))
     got = opponents.act(vg, waiting, RowObservations(vg, waiting, "tracked", "compact"), masks)
     seats = vg.current_player[waiting]
@@ -247,8 +248,8 @@ def test_policies_that_read_another_observation_move_game_by_game(monkeypatch):
     original = policy_batch.PolicyStack.actions
     monkeypatch.setattr(policy_batch.PolicyStack, "actions", lambda *a, **k: stacked.append(1) or original(*a, **k))
 
-    shipped = PolicyAgent.load().policy
-    # the shipped network with an output for 'more' (its 60 outputs of env v1 would move game by game)
+    shipped = PolicyAgent.load(V1_MODEL).policy
+    # the env-v1 network with an output for 'more' (its 60 outputs of env v1 would move game by game)
     outputs = (np.pad(shipped.action_weight, ((0, 0), (0, 1))), np.append(shipped.action_bias, 0.0))
     current = NumpyPolicy(shipped.weights, shipped.biases, *outputs, embedding=shipped.embedding,
                           index_slices=shipped.index_slices)
