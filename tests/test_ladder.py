@@ -137,7 +137,7 @@ def test_the_published_ladder_ships_with_the_package():
     names = [a["name"] for a in data["agents"]]
     assert names == [name for name, _ in ladder.REFERENCE] and data["anchor"] == {"agent": "heuristic",
                                                                                     "rating": 1000.0}
-    assert ladder.SEARCH_SLOT not in names  # the slot is documented, filled when the search agent lands
+    assert "search:rollouts=64" in [a["spec"] for a in data["agents"]]  # the strongest agent has its rung
 
 
 def test_cli_ladder_places_and_refuses_to_overwrite(reference_file, tmp_path, capsys):

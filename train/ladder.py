@@ -35,12 +35,10 @@ from packetrow_env import __version__
 
 from .tournament import TournamentError, _positive_int, check_out_free, make_entries, run_tournament
 
-# The frozen reference set: names and specs. ISMCTS plays at fixed iteration budgets, not at a time a move, so
-# it plays the same moves however loaded the machine is. The search agent the lead is building takes the slot
-# SEARCH_SLOT when it lands (its spec "search:..."), and the published ladder is rebuilt with it.
+# The frozen reference set: names and specs. ISMCTS and the search agent play at fixed budgets of work
+# (iterations, rollouts), not at a time a move, so they play the same moves however loaded the machine is.
 REFERENCE = (("random", "random"), ("heuristic", "heuristic"), ("ismcts-10", "ismcts:iters=10"),
-             ("ismcts-40", "ismcts:iters=40"), ("ppo", "ppo"))
-SEARCH_SLOT = "search"
+             ("ismcts-40", "ismcts:iters=40"), ("ppo", "ppo"), ("search-64", "search:rollouts=64"))
 ANCHOR, ANCHOR_RATING = "heuristic", 1000.0
 ELO = 400.0 / math.log(10.0)  # rating points per unit of log-strength
 LADDER_FORMAT, LADDER_VERSION = "packetrow-ladder", 1
