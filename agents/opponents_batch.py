@@ -149,9 +149,8 @@ def _random_legal(mask):
 
 
 @numba.njit(**_JIT)
-def _policy_action(b, i, seat, policy, deterministic, enc, stack, x, logits, one, rows, targets, seats):
-    """The stacked policy ``policy``'s action for game i's seat ``seat`` (its argmax, or a sample of the masked
-    softmax by the Gumbel trick), reading the compact observation."""
+def _policy_action(b, i, seat, policy, enc, stack, x, logits, one, rows, targets, seats):
+    """The stacked policy ``policy``'s logits for game i's seat ``seat``, reading the compact observation."""
     (dest, split_at, pair_cards, pair_of, hides_starts, holds_known, others_see_options, type_of, number,
      option_rows, offsets) = enc
     rows[0] = i
@@ -213,7 +212,7 @@ def _move(b, tab, contract_ids, hc, mask, ended, sc, assigned, kinds, params, st
                             flexibility, powers, lead, nd, con, pot, budget, staged, short, order, taken, values,
                             acts)
             else:
-                row = _policy_action(b, i, p, stack_ids[e], deterministic[e], enc, stack, x, logits, one, rows,
+                row = _policy_action(b, i, p, stack_ids[e], enc, stack, x, logits, one, rows,
                                      targets, seats)
                 a, best = -1, -np.inf
                 for k in range(row.shape[0]):
