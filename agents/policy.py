@@ -337,6 +337,56 @@ def export_policy(model, observation_mode: str | None = None, metadata: dict | N
     return exported
 
 
+def import_policy(model, policy: NumpyPolicy, value_features: bool = True) -> None:
+    """Copy a NumpyPolicy's weights into a MaskablePPO model's policy network (the inverse of ``export_policy``).
+
+    With ``value_features`` the value network's extractor and hidden layers start as the policy's too (where
+    they are separate and shaped alike), so that a warm-started learner's first advantages come from useful
+    features; the value head itself keeps its fresh initialisation. The networks must match in shape.
+    """
+    import torch
+
+    target = getattr(model, "policy", model)
+    extractor = getattr(target, "pi_features_extractor", target.features_extractor)
+    linears = [m for m in target.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
+    compact = type(extractor).__name__ == "CompactExtractor"
+    first = extractor.first_layer() if compact else None
+    have = ([] if first is None else [first[0].shape]) + [tuple(m.weight.shape[::-1]) for m in linears]
+    want = [w.shape for w in policy.weights]
+    shapes_match = (have == want and tuple(target.action_net.weight.shape[::-1]) == policy.action_weight.shape
+                    and compact == (policy.embedding is not None)
+                    and (not compact or tuple(extractor.embedding.weight.shape) == policy.embedding.shape))
+    if not shapes_match:
+        raise ModelFormatError(f"the policy's layers {want} ({policy.observation_encoding}) do not match the model's "
+                               f"{have} ({'compact' if compact else 'onehot'}); give the learner the policy's network")
+
+    def put(module: torch.nn.Linear, weight: np.ndarray, bias: np.ndarray | None) -> None:
+        module.weight.data.copy_(torch.as_tensor(weight.T))
+        if bias is not None:
+            module.bias.data.copy_(torch.as_tensor(bias))
+
+    def fill(extractor_to, linears_to) -> None:
+        weights, biases = list(policy.weights), list(policy.biases)
+        if compact:
+            extractor_to.embedding.weight.data.copy_(torch.as_tensor(policy.embedding))
+            if first is not None:
+                split = extractor_to.embedded_layer.weight.shape[1]
+                weight, bias = weights.pop(0), biases.pop(0)
+                put(extractor_to.embedded_layer, weight[:split], None)
+                put(extractor_to.rest_layer, weight[split:], bias)
+        for module, weight, bias in zip(linears_to, weights, biases):
+            put(module, weight, bias)
+
+    with torch.no_grad():
+        fill(extractor, linears)
+        put(target.action_net, policy.action_weight, policy.action_bias)
+        value_extractor = getattr(target, "vf_features_extractor", extractor)
+        value_linears = [m for m in target.mlp_extractor.value_net if isinstance(m, torch.nn.Linear)]
+        if value_features and value_extractor is not extractor and \
+                [m.weight.shape for m in value_linears] == [m.weight.shape for m in linears]:
+            fill(value_extractor, value_linears)
+
+
 def _compact_input_stage(extractor) -> dict:
     """A CompactExtractor's embedding and its index floats as ascending (start, stop) ranges."""
     # _indices is the extractor's own record of the floats it embeds (ascending, the order of its embeddings)

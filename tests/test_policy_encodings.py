@@ -201,7 +201,7 @@ def test_export_matches_the_torch_policy_on_real_observations(encoding, first, s
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from packetrow_agents.policy import export_policy
+    from packetrow_agents.policy import export_policy, import_policy
     from packetrow_train.compact_extractor import compact_policy_kwargs
 
     class AllSeats(gym.Env):
@@ -250,6 +250,18 @@ def test_export_matches_the_torch_policy_on_real_observations(encoding, first, s
     other = "onehot" if encoding == "compact" else "compact"
     with pytest.raises(ModelFormatError, match=f"the metadata says observation_encoding '{other}'"):
         export_policy(model, "tracked", {"observation_encoding": other})
+
+    # import_policy is export's inverse: a fresh model given the export exports the same arrays
+    fresh = MaskablePPO("MlpPolicy", AllSeats(), seed=1, device="cpu", policy_kwargs=kwargs)
+    import_policy(fresh, policy)
+    again = export_policy(fresh, "tracked")
+    for name in ("weights", "biases", "action_weight", "action_bias", "embedding"):
+        np.testing.assert_equal(getattr(again, name), getattr(policy, name))
+    value_net = fresh.policy.mlp_extractor.value_net[0].weight
+    assert torch.equal(value_net, fresh.policy.mlp_extractor.policy_net[0].weight) == (not share)  # own value features
+    narrow = MaskablePPO("MlpPolicy", AllSeats(), seed=1, device="cpu", policy_kwargs=dict(kwargs, net_arch=[8]))
+    with pytest.raises(ModelFormatError, match="do not match the model's"):
+        import_policy(narrow, policy)
 
 
 def test_a_compact_agent_plays_the_compact_env_to_the_end():

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from packetrow_agents.policy import NumpyPolicy
+from packetrow_agents.policy import NumpyPolicy, import_policy
 from packetrow_env.env import final_rewards
 from packetrow_env.wrappers import SingleAgentEnv
 
@@ -292,17 +292,20 @@ class TrainResult:
 
 
 def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None = None, overwrite: bool = False,
-          trust_checkpoint: bool = False, stop=None) -> TrainResult:
+          trust_checkpoint: bool = False, stop=None, start=None) -> TrainResult:
     """Run (or resume from a checkpoint) a self-play training run; returns the model and where it was saved.
 
     ``overwrite``: a fresh run may replace an earlier run's files in ``out``. ``trust_checkpoint``: required
     with ``resume``, whose SB3 checkpoint is unpickled (module docstring). ``stop``: called with each periodic
-    evaluation's rows (eval.csv's, as dicts); training ends early when it returns True.
+    evaluation's rows (eval.csv's, as dicts); training ends early when it returns True. ``start``: a NumpyPolicy
+    whose weights a fresh run's policy (and its value network's hidden layers) start from (``import_policy``).
     """
     import torch
 
     started = time.perf_counter()
     check_config(config)  # a TrainConfig built in code gets the same checks (the name above all)
+    if resume is not None and start is not None:
+        raise ConfigError("give a checkpoint to resume or a policy to start from, not both")
     if resume is not None:
         resume = Path(resume)
         if not trust_checkpoint:
@@ -327,6 +330,8 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
             model = algorithm(policy_class, vec_env, policy_kwargs=_policy_kwargs(config), tensorboard_log=tensorboard,
                               seed=config.seed, device="cpu", verbose=config.log.verbose, **_ppo_kwargs(config))
             model.packetrow_meta = model_metadata(config)
+            if start is not None:
+                import_policy(model, start)
             add_snapshot(model, vec_env, out, config)  # the initial policy: snapshot sources have one from the start
         else:
             try:

@@ -4,6 +4,8 @@ multi-agent env, and a tiny RLlib self-play run whose numpy export plays legal g
 Run in the environment of the [ray] extra (`.ci/run` makes one); elsewhere the module is skipped.
 """
 
+import json
+
 import numpy as np
 import pytest
 
@@ -48,6 +50,25 @@ def test_tournament_command_with_ray_prints_the_same_table(local_ray, capsys):
     assert main(argv + ["--ray"]) == 0
     assert capsys.readouterr().out == local
     assert "heuristic" in local
+
+
+def test_ray_ladder_equals_the_local_one(local_ray, tmp_path, capsys):
+    """Building a ladder and placing an agent on it give the same tables with ``ray`` as without."""
+    from packetrow_train.ladder import build_ladder
+
+    small = (("random", "random"), ("heuristic", "heuristic"), ("ppo", "ppo"))
+    local = build_ladder(2, games=4, seed=3, progress=False, reference=small)
+    on_ray = build_ladder(2, games=4, seed=3, progress=False, reference=small, ray=True)
+    assert on_ray.to_dict() == local.to_dict() and on_ray.format_table() == local.format_table()
+    reference = tmp_path / "ladder.json"
+    reference.write_text(json.dumps(local.to_dict()))
+    argv = ["ladder", "--agent", "random", "--games", "2", "--seed", "1", "--reference", str(reference),
+            "--no-progress"]
+    tables = []
+    for extra in ([], ["--ray"]):
+        assert main(argv + ["--out", str(tmp_path / f"placed{len(extra)}")] + extra) == 0
+        tables.append(capsys.readouterr().out.replace(f"placed{len(extra)}", "placed"))  # the files' paths
+    assert tables[0] == tables[1] and "**random**" in tables[0]
 
 
 def test_tournament_on_a_two_node_cluster_uses_both_nodes():
