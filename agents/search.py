@@ -10,7 +10,9 @@ candidate actions (the policy's ``candidates`` most likely legal ones, or every 
 (determinisation, candidate) pair to the end of the game with the policy at every seat: one ``VectorGame``
 holding all K x C games, one compiled policy forward per step for all of them (``PolicyStack``). The
 same K determinisations serve every candidate and the rollouts are the policy's argmax, so candidates are
-compared on common deals with no other noise (common random numbers). Waves of K determinisations repeat until
+compared on common deals with no other noise (common random numbers). ``opponents="heuristic"`` is an opponent
+model: the compiled heuristic (``heuristic_batch.heuristic_actions``) plays the other seats of the rollouts, for
+a table the user knows to be heuristics; the default models every seat as the policy. Waves of K determinisations repeat until
 the budget is spent: ``seconds_per_move`` (time; a wave started is finished) or ``rollouts`` (work: rollouts
 per decision, all candidates counted). The choice is the candidate with the best mean reward if its gain over
 the policy's favourite, paired by deal, exceeds ``threshold`` and two standard errors of it (SPARTA's deviation
@@ -42,6 +44,7 @@ from .policy import NumpyPolicy, PolicyAgent, action_model
 from .policy_batch import stack_of
 
 BELIEFS = ("uniform", "posterior")  # how the hidden starting contracts are dealt
+OPPONENT_MODELS = ("policy", "heuristic")  # who plays the other seats in the rollouts
 DEFAULT_ROLLOUTS = 256  # per decision, when no budget is given
 MARGIN_SCALE = 5.0  # VP, as ismcts.terminal_rewards
 
@@ -51,7 +54,7 @@ class SearchAgent(Agent):
 
     def __init__(self, seed: int = 0, policy="ppo", seconds_per_move: float | None = None,
                  rollouts: int | None = None, determinizations: int = 16, candidates: int = 4,
-                 belief: str = "uniform", threshold: float = 0.05):
+                 belief: str = "uniform", threshold: float = 0.05, opponents: str = "policy"):
         if seconds_per_move is not None and rollouts is not None:
             raise ValueError("give one budget: rollouts or seconds_per_move, not both "
                              f"(got rollouts={rollouts!r}, seconds_per_move={seconds_per_move!r})")
@@ -71,6 +74,8 @@ class SearchAgent(Agent):
                              f"{threshold!r}")
         if belief not in BELIEFS:
             raise ValueError(f"belief must be one of {', '.join(BELIEFS)}, got {belief!r}")
+        if opponents not in OPPONENT_MODELS:
+            raise ValueError(f"opponents must be one of {', '.join(OPPONENT_MODELS)}, got {opponents!r}")
         if seconds_per_move is None and rollouts is None:
             rollouts = DEFAULT_ROLLOUTS
         self.player = _policy_agent(policy)
@@ -84,6 +89,7 @@ class SearchAgent(Agent):
         self.candidates = int(candidates)
         self.belief = belief
         self.threshold = float(threshold)
+        self.opponents = opponents
         self.name = "search"
         self.last_rollouts = 0  # rollouts of the last decision, for benchmarks
         self.reset(seed)
@@ -158,15 +164,23 @@ class SearchAgent(Agent):
         games = VectorGame.from_games(starts)
         outputs = self.player.policy.num_actions
         moves = np.zeros(games.num_games, np.int64)
+        if self.opponents == "heuristic":
+            from .heuristic_batch import heuristic_actions  # numba compiles it on first use
         while True:
             live = ~games.is_over
             rows = np.flatnonzero(live)
             if not len(rows):
                 break
-            masks = games.legal_action_mask()[rows, :outputs]
-            inputs = self.player.action_inputs(games, rows, self.player.observation_mode)
-            moves[rows] = self._stack.actions(np.zeros(len(rows), np.int64), inputs, masks, self._rng,
-                                              deterministic=True)
+            if self.opponents == "heuristic":
+                ours = games.current_player[rows] == seat
+                theirs = rows[~ours]
+                moves[theirs] = heuristic_actions(games, theirs, self.player.observation_mode, self._rng)
+                rows = rows[ours]
+            if len(rows):
+                masks = games.legal_action_mask()[rows, :outputs]
+                inputs = self.player.action_inputs(games, rows, self.player.observation_mode)
+                moves[rows] = self._stack.actions(np.zeros(len(rows), np.int64), inputs, masks, self._rng,
+                                                  deterministic=True)
             games.step(moves, where=live)
         return seat_rewards(games, seat).reshape(len(deals), len(candidates))
 

@@ -39,15 +39,15 @@ def test_plays_only_legal_actions(n, moves):
         game.step(action)
 
 
-@pytest.mark.parametrize("n", [2, 3])
-def test_hidden_twins_get_the_same_action(n):
+@pytest.mark.parametrize("n, opponents", [(2, "policy"), (3, "policy"), (3, "heuristic")])
+def test_hidden_twins_get_the_same_action(n, opponents):
     """No cheating (R-INFO-2): what the acting seat cannot know never changes the action for a seed."""
     rng = np.random.default_rng(n)
     checked = 0
     for data in decision_positions(n, [n], steps=(1, 30, 80)):
-        expected = choose(data, seed=3)
+        expected = choose(data, seed=3, opponents=opponents)
         for name, twin in twins(data, data["current_player"], rng):
-            assert choose(twin, seed=3) == expected, name
+            assert choose(twin, seed=3, opponents=opponents) == expected, name
             checked += 1
     assert checked >= 3
 
@@ -133,6 +133,24 @@ def test_the_search_leaves_the_policy_only_for_a_clear_paired_gain():
     assert agent.choose(np.array([[1.0, 0.0], [1.0, -1.0]])) == 0
 
 
+def test_a_heuristic_opponent_model_plays_every_other_seat_in_the_rollouts(monkeypatch):
+    import packetrow_agents.heuristic_batch as heuristic_batch
+
+    moved = []
+    real = heuristic_batch.heuristic_actions
+
+    def spy(games, rows, *args, **kwargs):
+        moved.append(games.current_player[rows])
+        return real(games, rows, *args, **kwargs)
+
+    monkeypatch.setattr(heuristic_batch, "heuristic_actions", spy)
+    game = Game.new(3, seed=2)
+    seat = game.current_player
+    SearchAgent(seed=0, opponents="heuristic", **FAST).act(SeatView(game))
+    seats = np.concatenate(moved)
+    assert set(seats.tolist()) == {0, 1, 2} - {seat}  # the heuristic moves the others, the policy the searcher
+
+
 def test_seat_rewards_equal_the_ismcts_terminal_rewards():
     games = finished_games()
     batch = VectorGame.from_games(games)
@@ -155,6 +173,7 @@ def test_registry_builds_it_from_a_spec():
     (dict(candidates=-1), "candidates must be an integer of at least 0"),
     (dict(belief="exact"), "belief must be one of uniform, posterior"),
     (dict(threshold=-0.1), "threshold must be a non-negative number"),
+    (dict(opponents="ismcts"), "opponents must be one of policy, heuristic"),
     (dict(policy=3), "policy must be"),
     (dict(policy="nowhere.npz"), "no model file"),
     (dict(policy="model.zip"), "SB3 checkpoints"),
