@@ -11,11 +11,11 @@ candidate actions (the policy's ``candidates`` most likely legal ones, or every 
 holding all K x C games, one compiled policy forward per step for all of them (``PolicyStack``). The
 same K determinisations serve every candidate and the rollouts are the policy's argmax, so candidates are
 compared on common deals with no other noise (common random numbers). ``opponents="heuristic"`` is an opponent
-model: the compiled heuristic (``heuristic_batch.heuristic_actions``) plays the other seats of the rollouts, for
-a table the user knows to be heuristics; the default models every seat as the policy. Waves of K determinisations repeat until
-the budget is spent: ``seconds_per_move`` (time; a wave started is finished) or ``rollouts`` (work: rollouts
-per decision, all candidates counted). The choice is the candidate with the best mean reward if its gain over
-the policy's favourite, paired by deal, exceeds ``threshold`` and two standard errors of it (SPARTA's deviation
+model: the compiled heuristic (``heuristic_batch.heuristic_actions``) plays the other seats of the rollouts, for a
+table the user knows to be heuristics; the default models every seat as the policy. Waves of K determinisations
+repeat until the budget is spent: ``seconds_per_move`` (time; a wave started is finished) or ``rollouts`` (work:
+rollouts per decision, all candidates counted). The choice is the candidate with the best mean reward if its gain
+over the policy's favourite, paired by deal, exceeds ``threshold`` and two standard errors of it (SPARTA's deviation
 rule: the search leaves the policy only where the rollouts say clearly that it pays); else the favourite.
 
 The reward of a finished rollout, for the searching seat, is ``scoring.final_rewards``' rank reward (the mean
@@ -143,10 +143,15 @@ class SearchAgent(Agent):
         return best if gain.mean() > max(self.threshold, 2 * error) else 0
 
     def posterior(self, view):
-        """The exact posterior over the hidden starting contracts of ``view``'s opponents, each modelled as playing the
-        search's policy (``belief.starting_contract_posterior``); None (uniform deals) where their play cannot explain
-        any deal (they are not that policy) or the game cannot replay its past (loaded from a saved file)."""
-        model = action_model(self.player)
+        """The exact posterior over the hidden starting contracts of ``view``'s opponents, each modelled as the
+        rollouts model them (the search's policy, or the heuristic with ``opponents="heuristic"``;
+        ``belief.starting_contract_posterior``); None (uniform deals) where their play cannot explain any deal (they
+        do not play as modelled) or the game cannot replay its past (loaded from a saved file)."""
+        if self.opponents == "heuristic":
+            from .heuristic import HeuristicAgent
+            model = action_model(HeuristicAgent())
+        else:
+            model = action_model(self.player)
         try:
             return starting_contract_posterior(view, {q: model for q in range(view.state.num_players)})
         except (UnexplainedHistoryError, HistoryUnavailableError):

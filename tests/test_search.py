@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from packetrow_agents.heuristic import HeuristicAgent
 from packetrow_agents.ismcts import terminal_rewards
 from packetrow_agents.policy import PolicyAgent, action_model
 from packetrow_agents.registry import make_agent
@@ -72,10 +73,10 @@ def test_one_candidate_is_the_policy_argmax_and_the_real_game_is_unchanged():
         assert game.to_dict() == before
 
 
-@pytest.mark.parametrize("n", [2, 3])
-def test_posterior_determinisations_follow_the_belief_and_keep_twins_equal(n, monkeypatch):
-    """With belief=posterior the deals come from the exact posterior of the opponents' play under the policy, and the
-    choice still depends only on what the seat knows."""
+@pytest.mark.parametrize("n, opponents", [(2, "policy"), (3, "policy"), (3, "heuristic")])
+def test_posterior_determinisations_follow_the_belief_and_keep_twins_equal(n, opponents, monkeypatch):
+    """With belief=posterior the deals come from the exact posterior of the opponents' play under the rollouts'
+    model of them (the policy, or the heuristic), and the choice still depends only on what the seat knows."""
     given = []
     sample = SeatView.sample_determinization
 
@@ -83,17 +84,19 @@ def test_posterior_determinisations_follow_the_belief_and_keep_twins_equal(n, mo
         given.append(posterior)
         return sample(view, rng, posterior=posterior)
 
-    game = play(n, n, 40)
+    model = HeuristicAgent() if opponents == "heuristic" else PolicyAgent()
+    game = play(n, n, 40, agents=[HeuristicAgent(q) for q in range(n)] if opponents == "heuristic" else None)
     seat = game.current_player
-    expected = starting_contract_posterior(SeatView(game), {q: action_model(PolicyAgent()) for q in range(n)})
+    expected = starting_contract_posterior(SeatView(game), {q: action_model(model) for q in range(n)})
+    options = dict(FAST, belief="posterior", opponents=opponents)
     with monkeypatch.context() as patch:
         patch.setattr(SeatView, "sample_determinization", spy)
-        choice = SearchAgent(seed=2, belief="posterior", **FAST).act(SeatView(game))
+        choice = SearchAgent(seed=2, **options).act(SeatView(game))
     assert given and all(p == expected for p in given) and len(expected) == n - 1
     rng = np.random.default_rng(1)
     for _ in range(3):
         twin = hidden_twin(game, seat, rng)
-        assert SearchAgent(seed=2, belief="posterior", **FAST).act(SeatView(twin)) == choice
+        assert SearchAgent(seed=2, **options).act(SeatView(twin)) == choice
 
 
 def test_posterior_search_of_a_loaded_game_deals_uniformly():
