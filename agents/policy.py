@@ -42,6 +42,7 @@ FORMAT_VERSION = 2  # the newest format written (for compact policies; onehot on
 ACTIVATIONS = ("tanh", "relu")
 # models/ of the repository, installed as the package packetrow_models
 SHIPPED_MODEL = Path(str(files("packetrow_models") / "ppo_packetrow.npz"))
+SHIPPED_VALUE = Path(str(files("packetrow_models") / "ppo_packetrow_value.npz"))  # its value network (export_value)
 # PolicyAgent.act_batch: one PolicyStack call up to this many rows per policy; measured
 # (benchmarks/policy_forward.py): the compiled call beats a numpy forward per policy up to about 8 rows per policy,
 # beyond, BLAS's products win
@@ -285,6 +286,22 @@ def export_policy(model, observation_mode: str | None = None, metadata: dict | N
     The features extractor may be SB3's FlattenExtractor (a onehot policy) or the project's CompactExtractor
     (a compact policy: its embedding and index floats become the NumpyPolicy's input stage).
     """
+    policy = getattr(model, "policy", model)
+    return _export_network(model, getattr(policy, "pi_features_extractor", policy.features_extractor),
+                           policy.mlp_extractor.policy_net, policy.action_net, observation_mode, metadata)
+
+
+def export_value(model, observation_mode: str | None = None, metadata: dict | None = None) -> NumpyPolicy:
+    """The value network of a MaskablePPO model as a one-output NumpyPolicy (metadata ``head: value``): its
+    ``logits`` are the value of the seat to act; search reads it (``search:value=...``), agents refuse it."""
+    policy = getattr(model, "policy", model)
+    return _export_network(model, getattr(policy, "vf_features_extractor", policy.features_extractor),
+                           policy.mlp_extractor.value_net, policy.value_net, observation_mode,
+                           {**(metadata or {}), "head": "value"})
+
+
+def _export_network(model, extractor, layers, head, observation_mode, metadata) -> NumpyPolicy:
+    """A NumpyPolicy of one network of ``model``: its features extractor, hidden ``layers`` and output ``head``."""
     import torch  # only exporting needs torch
 
     policy = getattr(model, "policy", model)
@@ -295,7 +312,6 @@ def export_policy(model, observation_mode: str | None = None, metadata: dict | N
     mode = observation_mode or meta.pop("observation_mode", "tracked")
     meta.pop("observation_mode", None)
     encoding = meta.pop("observation_encoding", None)  # the extractor decides; a contradicting claim is an error
-    extractor = getattr(policy, "pi_features_extractor", policy.features_extractor)
     name = type(extractor).__name__
     if name == "CompactExtractor":
         stage = _compact_input_stage(extractor)
@@ -310,7 +326,7 @@ def export_policy(model, observation_mode: str | None = None, metadata: dict | N
         weights.append(first[0])
         biases.append(first[1])
         activations.add({torch.nn.Tanh: "tanh", torch.nn.ReLU: "relu"}.get(type(extractor.activation), "other"))
-    for module in policy.mlp_extractor.policy_net:
+    for module in layers:
         if isinstance(module, torch.nn.Linear):
             weights.append(module.weight.detach().cpu().numpy().T.copy())
             biases.append(module.bias.detach().cpu().numpy().copy())
@@ -323,9 +339,8 @@ def export_policy(model, observation_mode: str | None = None, metadata: dict | N
                                    f"with {' or '.join(ACTIVATIONS)} activations")
     if len(activations) > 1 or len(activations) != min(len(weights), 1):
         raise ModelFormatError(f"the policy network must use one activation after every layer, got {activations}")
-    action = policy.action_net
-    exported = NumpyPolicy(weights, biases, action.weight.detach().cpu().numpy().T.copy(),
-                           action.bias.detach().cpu().numpy().copy(), activations.pop() if activations else "tanh",
+    exported = NumpyPolicy(weights, biases, head.weight.detach().cpu().numpy().T.copy(),
+                           head.bias.detach().cpu().numpy().copy(), activations.pop() if activations else "tanh",
                            mode, meta, **stage)
     if encoding not in (None, exported.observation_encoding):
         raise ModelFormatError(f"the metadata says observation_encoding {encoding!r} but the network's {name} reads "
@@ -481,6 +496,9 @@ class PolicyAgent(Agent):
         if not isinstance(deterministic, bool):
             raise ValueError(f"deterministic must be true or false, got {deterministic!r}")
         self.policy = policy if policy is not None else load_policy(path)
+        if self.policy.metadata.get("head") == "value":
+            raise ModelFormatError(f"{path or 'the network given'} is a value network (export_value), not a policy: "
+                                   "it scores positions and chooses no action; the search reads it with value=PATH")
         self.path = None if policy is not None else str(path if path is not None else SHIPPED_MODEL)
         self.deterministic = deterministic
         self.name = name

@@ -16,8 +16,8 @@ AGENTS = {
 }
 ALIASES = {"iters": "iterations", "seconds": "seconds_per_move", "time": "seconds_per_move"}
 POSITIONAL = {"ppo": "path"}  # 'ppo:models/x.npz' means 'ppo:path=models/x.npz'
-# the option naming a model file the agent reads ('ppo' for search: the shipped model), checked wherever specs are
-MODEL_OPTIONS = {"ppo": "path", "search": "policy"}
+# the options naming model files the agent reads ('ppo' for search: the shipped model), checked wherever specs are
+MODEL_OPTIONS = {"ppo": ("path",), "search": ("policy", "value")}
 OPTION_START = re.compile(r"\s*[A-Za-z_]\w*\s*=")  # 'key=' opening a list part: an option, not an agent
 
 
@@ -107,18 +107,15 @@ def parse_spec(spec: str) -> tuple[str, dict]:
         if key in options:
             raise ValueError(f"option {key!r} is given twice in {spec!r}; give each option of {name!r} once")
         options[key] = _value(value.strip())
-    path = model_path(name, options)
-    if path is not None:
-        from .policy import check_model_path
+    from .policy import check_model_path
+    for path in model_paths(name, options):
         check_model_path(path)
     return name, options
 
 
-def model_path(name: str, options: dict):
-    """The model file a parsed spec's agent reads (``MODEL_OPTIONS``), or None where it plays the shipped model."""
-    key = MODEL_OPTIONS.get(name)
-    value = options.get(key) if key else None
-    return None if value in (None, "ppo") else value
+def model_paths(name: str, options: dict) -> list:
+    """The model files a parsed spec's agent reads (``MODEL_OPTIONS``); none where it plays the shipped model."""
+    return [options[key] for key in MODEL_OPTIONS.get(name, ()) if options.get(key) not in (None, "ppo")]
 
 
 def make_agent(spec: str, seed: int = 0):

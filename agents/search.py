@@ -36,11 +36,12 @@ import numpy as np
 
 from packetrow_env.actions import MAX_PAYMENT_OPTIONS, PAY
 from packetrow_env.belief import HistoryUnavailableError, UnexplainedHistoryError, starting_contract_posterior
+from packetrow_env.seat_view import covers
 from packetrow_env.vector import VectorGame
 
 from .base import Agent
 from .ismcts import TERMINAL_MARGIN_WEIGHT
-from .policy import NumpyPolicy, PolicyAgent, action_model
+from .policy import SHIPPED_VALUE, NumpyPolicy, PolicyAgent, action_model, load_policy, policy_input
 from .policy_batch import stack_of
 
 BELIEFS = ("uniform", "posterior")  # how the hidden starting contracts are dealt
@@ -54,7 +55,8 @@ class SearchAgent(Agent):
 
     def __init__(self, seed: int = 0, policy="ppo", seconds_per_move: float | None = None,
                  rollouts: int | None = None, determinizations: int = 16, candidates: int = 4,
-                 belief: str = "uniform", threshold: float = 0.05, opponents: str = "policy"):
+                 belief: str = "uniform", threshold: float = 0.05, opponents: str = "policy", value=None,
+                 depth: int = 0):
         if seconds_per_move is not None and rollouts is not None:
             raise ValueError("give one budget: rollouts or seconds_per_move, not both "
                              f"(got rollouts={rollouts!r}, seconds_per_move={seconds_per_move!r})")
@@ -62,12 +64,12 @@ class SearchAgent(Agent):
                                              or not isinstance(seconds_per_move, (int, float, np.number))
                                              or not 0 < seconds_per_move < math.inf):
             raise ValueError(f"seconds_per_move must be a positive number of seconds, got {seconds_per_move!r}")
-        for key, value, least in (("rollouts", rollouts, 1), ("determinizations", determinizations, 1),
-                                  ("candidates", candidates, 0)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
-                                      or value < least):
+        for key, number, least in (("rollouts", rollouts, 1), ("determinizations", determinizations, 1),
+                                   ("candidates", candidates, 0), ("depth", depth, 0)):
+            if number is not None and (isinstance(number, bool) or not isinstance(number, (int, np.integer))
+                                       or number < least):
                 raise ValueError(f"{key} must be an integer of at least {least}"
-                                 + (" (0: every legal action)" if key == "candidates" else "") + f", got {value!r}")
+                                 + (" (0: every legal action)" if key == "candidates" else "") + f", got {number!r}")
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)) \
                 or not 0 <= threshold < math.inf:
             raise ValueError(f"threshold must be a non-negative number (a reward gain, rewards lie in [-1, 1]), got "
@@ -83,6 +85,8 @@ class SearchAgent(Agent):
             raise ValueError(f"the policy has {self.player.policy.num_actions} outputs, no pay actions (an env v0 "
                              "export): search needs a policy that plays every phase; retrain or export it again")
         self._stack = stack_of((self.player.policy,))
+        self.value = None if value is None else _value_network(value, self.player.observation_mode)
+        self.depth = int(depth)
         self.seconds_per_move = None if seconds_per_move is None else float(seconds_per_move)
         self.rollouts = None if rollouts is None else int(rollouts)
         self.determinizations = int(determinizations)
@@ -171,8 +175,15 @@ class SearchAgent(Agent):
         moves = np.zeros(games.num_games, np.int64)
         if self.opponents == "heuristic":
             from .heuristic_batch import heuristic_actions  # numba compiles it on first use
+        leaf = np.zeros(games.num_games, bool)  # stopped for the value network
+        turns = np.zeros(games.num_games, np.int64)  # the seat's own moves in the rollout
         while True:
-            live = ~games.is_over
+            live = ~games.is_over & ~leaf
+            if self.value is not None:  # stop at the seat's turn after ``depth`` moves of its own
+                ours = live & (games.current_player == seat)
+                leaf |= ours & (turns >= self.depth)
+                live &= ~leaf
+                turns += ours & live
             rows = np.flatnonzero(live)
             if not len(rows):
                 break
@@ -187,7 +198,16 @@ class SearchAgent(Agent):
                 moves[rows] = self._stack.actions(np.zeros(len(rows), np.int64), inputs, masks, self._rng,
                                                   deterministic=True)
             games.step(moves, where=live)
-        return seat_rewards(games, seat).reshape(len(deals), len(candidates))
+        if self.value is None:
+            return seat_rewards(games, seat).reshape(len(deals), len(candidates))
+        margin = games.rewards("vp")[:, seat].astype(np.float64)  # what the value network estimates, at the end
+        rows = np.flatnonzero(leaf)
+        if len(rows):
+            observations = games.observe(self.value.observation_mode, rows=rows,
+                                         encoding=self.value.observation_encoding)
+            margin[rows] = self.value.logits(policy_input(self.value, observations, self.value.observation_encoding,
+                                                          games.cards))[:, 0]
+        return np.tanh(margin / MARGIN_SCALE).reshape(len(deals), len(candidates))
 
 
 def seat_rewards(games: VectorGame, seat: int) -> np.ndarray:
@@ -200,6 +220,23 @@ def seat_rewards(games: VectorGame, seat: int) -> np.ndarray:
     others[:, seat] = False
     margin = (np.tanh((vp[:, [seat]] - vp) / MARGIN_SCALE) * others).sum(axis=1) / (n - 1)
     return (1 - TERMINAL_MARGIN_WEIGHT) * rank + TERMINAL_MARGIN_WEIGHT * margin
+
+
+def _value_network(value, mode: str) -> NumpyPolicy:
+    """The value network ``value`` names: 'ppo' (the shipped policy's), a ``.npz`` of ``export_value`` or a
+    NumpyPolicy; checked to be one that a seat playing in ``mode`` may read."""
+    if isinstance(value, str):
+        value = load_policy(SHIPPED_VALUE if value == "ppo" else value)
+    if not isinstance(value, NumpyPolicy):
+        raise ValueError(f"value must be 'ppo' (the shipped policy's value network) or the path of a .npz written by "
+                         f"export_value, got {value!r}")
+    if value.metadata.get("head") != "value" or value.num_actions != 1:
+        raise ValueError(f"value: {value.metadata.get('config_name', 'the network')} is not a value network (a policy "
+                         f"export has {value.num_actions} outputs); give a .npz written by export_value")
+    if not covers(mode, value.observation_mode):
+        raise ValueError(f"value: a network trained on {value.observation_mode} observations reads more than a "
+                         f"{mode} seat knows")
+    return value
 
 
 def _policy_agent(policy) -> PolicyAgent:

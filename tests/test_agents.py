@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from packetrow_agents import HeuristicAgent, RandomAgent, make_agent
-from packetrow_agents.registry import AGENTS, agent_options, parse_spec, split_specs
+from packetrow_agents.registry import AGENTS, agent_options, model_paths, parse_spec, split_specs
 from packetrow_env import actions
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
@@ -122,6 +122,11 @@ def test_registry_builds_agents_from_specs():
         make_agent("heuristic:fast")
     with pytest.raises(ValueError, match="unknown option 'depth' for agent 'random'.*options of 'random': none"):
         make_agent("random:depth=3")
+    # every option naming a model file is checked by the parser (and by the browser's model folders)
+    assert model_paths(*parse_spec("search:policy=a.npz,value=b.npz")) == ["a.npz", "b.npz"]
+    assert model_paths(*parse_spec("search:value=ppo")) == []
+    with pytest.raises(ValueError, match="SB3 checkpoints"):
+        parse_spec("search:value=model.zip")
 
 
 @pytest.mark.parametrize("name", sorted(AGENTS))

@@ -201,7 +201,7 @@ def test_export_matches_the_torch_policy_on_real_observations(encoding, first, s
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from packetrow_agents.policy import export_policy, import_policy
+    from packetrow_agents.policy import export_policy, export_value, import_policy
     from packetrow_train.compact_extractor import compact_policy_kwargs
 
     class AllSeats(gym.Env):
@@ -259,6 +259,13 @@ def test_export_matches_the_torch_policy_on_real_observations(encoding, first, s
         np.testing.assert_equal(getattr(again, name), getattr(policy, name))
     value_net = fresh.policy.mlp_extractor.value_net[0].weight
     assert torch.equal(value_net, fresh.policy.mlp_extractor.policy_net[0].weight) == (not share)  # own value features
+    # the value network exports too, as a one-output network that no agent plays
+    value = load_policy(export_value(model, "tracked").save(tmp_path / "v.npz"))
+    with torch.no_grad():
+        np.testing.assert_allclose(value.logits(obs)[:, 0], model.policy.predict_values(tensor)[:, 0].numpy(),
+                                   rtol=1e-4, atol=1e-5)
+    with pytest.raises(ModelFormatError, match="is a value network"):
+        PolicyAgent(path=tmp_path / "v.npz")
     narrow = MaskablePPO("MlpPolicy", AllSeats(), seed=1, device="cpu", policy_kwargs=dict(kwargs, net_arch=[8]))
     with pytest.raises(ModelFormatError, match="do not match the model's"):
         import_policy(narrow, policy)

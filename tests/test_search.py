@@ -7,7 +7,7 @@ import pytest
 
 from packetrow_agents.heuristic import HeuristicAgent
 from packetrow_agents.ismcts import terminal_rewards
-from packetrow_agents.policy import PolicyAgent, action_model
+from packetrow_agents.policy import SHIPPED_MODEL, NumpyPolicy, PolicyAgent, action_model
 from packetrow_agents.registry import make_agent
 from packetrow_agents.search import SearchAgent, seat_rewards
 from packetrow_env.belief import starting_contract_posterior
@@ -40,15 +40,16 @@ def test_plays_only_legal_actions(n, moves):
         game.step(action)
 
 
-@pytest.mark.parametrize("n, opponents", [(2, "policy"), (3, "policy"), (3, "heuristic")])
-def test_hidden_twins_get_the_same_action(n, opponents):
+@pytest.mark.parametrize("n, options", [(2, {}), (3, {}), (3, {"opponents": "heuristic"}), (2, {"value": "ppo"}),
+                                        (3, {"value": "ppo", "depth": 2})])
+def test_hidden_twins_get_the_same_action(n, options):
     """No cheating (R-INFO-2): what the acting seat cannot know never changes the action for a seed."""
     rng = np.random.default_rng(n)
     checked = 0
     for data in decision_positions(n, [n], steps=(1, 30, 80)):
-        expected = choose(data, seed=3, opponents=opponents)
+        expected = choose(data, seed=3, **options)
         for name, twin in twins(data, data["current_player"], rng):
-            assert choose(twin, seed=3, opponents=opponents) == expected, name
+            assert choose(twin, seed=3, **options) == expected, name
             checked += 1
     assert checked >= 3
 
@@ -154,6 +155,57 @@ def test_a_heuristic_opponent_model_plays_every_other_seat_in_the_rollouts(monke
     assert set(seats.tolist()) == {0, 1, 2} - {seat}  # the heuristic moves the others, the policy the searcher
 
 
+def constant_value(c: float) -> NumpyPolicy:
+    """A value network that says ``c`` VP of every position."""
+    size = SeatView(Game.new(2, seed=0)).observation.shape[0]
+    return NumpyPolicy([], [], np.zeros((size, 1)), np.array([c]), metadata={"head": "value"})
+
+
+@pytest.mark.parametrize("depth", [0, 3])
+def test_value_leaves_stop_at_the_seats_turn_after_depth_of_its_moves(depth, monkeypatch):
+    """With a value network the rollouts stop when the seat is to move after ``depth`` moves of its own, and the
+    leaf scores tanh(value / 5); only games that end first score their VP margin."""
+    stopped = []
+    real = VectorGame.observe
+
+    def spy(games, mode, rows=None, encoding="onehot"):
+        if encoding == "onehot":  # the value network's input; the shipped policy reads the compact one
+            stopped.append(games.current_player[rows])
+        return real(games, mode, rows=rows, encoding=encoding)
+
+    monkeypatch.setattr(VectorGame, "observe", spy)
+    game = play(2, 1, 20)
+    seat = game.current_player
+    agent = SearchAgent(seed=0, value=constant_value(1000.0), depth=depth, **FAST)
+    assert agent.player.observation_encoding == "compact"
+    deals = [SeatView(game).sample_determinization(np.random.default_rng(k)) for k in range(2)]
+    moved = []
+    original = VectorGame.step
+
+    def count(games, moves, where=None):
+        turn = games.current_player == seat
+        moved.append(turn if where is None else turn & where)
+        return original(games, moves, where=where)
+
+    monkeypatch.setattr(VectorGame, "step", count)
+    rewards = agent._rollouts(deals, [int(a) for a in SeatView(game).legal_actions()[:2]], seat)
+    assert np.all(rewards == 1.0)  # tanh(1000 / 5): every rollout ended at a leaf, none at the end of the game
+    leaves = np.concatenate([s for s in stopped if len(s)])
+    assert len(leaves) == rewards.size and np.all(leaves == seat)
+    assert np.sum(moved, axis=0).tolist() == [depth] * rewards.size  # the seat's own moves before each leaf
+
+
+def test_value_rollouts_that_end_score_the_vp_margin():
+    """Near the end of a game, with more depth than turns left, every rollout ends and scores its VP margin."""
+    length = len(play(2, 2, 10**4).state.history)
+    game = play(2, 2, length - 6)  # the same random play, six moves before its end
+    seat = game.current_player
+    agent = SearchAgent(seed=0, value=constant_value(1000.0), depth=10**6, **FAST)
+    deals = [SeatView(game).sample_determinization(np.random.default_rng(0))]
+    rewards = agent._rollouts(deals, [int(SeatView(game).legal_actions()[0])], seat)
+    assert np.all(np.abs(rewards) < 1.0)  # no leaf: the VP margin of a real end, never 200 VP
+
+
 def test_seat_rewards_equal_the_ismcts_terminal_rewards():
     games = finished_games()
     batch = VectorGame.from_games(games)
@@ -177,6 +229,9 @@ def test_registry_builds_it_from_a_spec():
     (dict(belief="exact"), "belief must be one of uniform, posterior"),
     (dict(threshold=-0.1), "threshold must be a non-negative number"),
     (dict(opponents="ismcts"), "opponents must be one of policy, heuristic"),
+    (dict(depth=-1), "depth must be an integer of at least 0"),
+    (dict(value="nowhere.npz"), "no model file"),
+    (dict(value=str(SHIPPED_MODEL)), "is not a value network"),
     (dict(policy=3), "policy must be"),
     (dict(policy="nowhere.npz"), "no model file"),
     (dict(policy="model.zip"), "SB3 checkpoints"),

@@ -188,7 +188,7 @@ def test_a_saved_game_cannot_bring_an_unoffered_opponent(client):
     assert "not offered" in error_of(client.post("/api/games/load", json={"text": text}), 400)
 
 
-@pytest.mark.parametrize("form", ["ppo:{}", "search:policy={}"])
+@pytest.mark.parametrize("form", ["ppo:{}", "search:policy={}", "search:value={}"])
 def test_a_model_path_error_never_says_whether_the_file_exists(tmp_path, form):
     real = tmp_path / "real.npz"
     real.write_bytes(b"not a model")

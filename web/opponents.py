@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packetrow_agents.registry import model_path, parse_spec
+from packetrow_agents.registry import model_paths, parse_spec
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,7 @@ class OpponentRule:
             name, options = parse_spec(spec)
         except ValueError as error:
             raise SpecRefused(str(error)) from None
-        path = model_path(name, options)
-        if path is not None:
+        for path in model_paths(name, options):
             self._check_model(spec, path)
         return spec.strip()
 
