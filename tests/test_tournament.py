@@ -229,6 +229,16 @@ def test_paired_statistics_equal_a_hand_computation():
     assert zero["mean_rank"] == pytest.approx((1.25 + 2 + 1) / 3)
 
 
+def test_a_paired_win_rate_of_deals_all_alike_falls_back_to_wilson_over_the_deals():
+    """Every deal won by entry 0: the per-deal spread is zero, and the interval is Wilson's of 4 of 4 deals."""
+    records = [{"deal": deal, "entries": entries, "scores": [_score(9, True), _score(1, False)] if entries[0] == 0
+                else [_score(1, False), _score(9, True)]} for deal in range(4) for entries in ([0, 1], [1, 0])]
+    zero, one = paired_columns(records, 2, 2)
+    assert zero["win_rate"] == 1.0 and (zero["win_low"], zero["win_high"]) == pytest.approx(stats.wilson_interval(4, 4))
+    assert one["win_rate"] == 0.0 and (one["win_low"], one["win_high"]) == pytest.approx(stats.wilson_interval(0, 4))
+    assert zero["vp_low"] == zero["vp_high"] == 9  # other columns keep the paired interval
+
+
 @pytest.mark.parametrize("players, mode, count", [(2, "rotations", 2), (2, "permutations", 2), (3, "rotations", 3),
                                                    (4, "permutations", 24), (5, "rotations", 5)])
 def test_seat_assignments_seat_every_entry_once_a_game(players, mode, count):

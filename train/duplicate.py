@@ -75,6 +75,10 @@ def paired_columns(records: Sequence[dict], num_entries: int, num_players: int, 
     columns = []
     for e in range(num_entries):
         win_rate, win_low, win_high = paired_interval(wins[:, e], z, 0.0, 1.0)
+        if len(wins) > 1 and win_low == win_high:
+            # every deal scored alike (e.g. all won): a zero spread says nothing about the next deal, so the
+            # interval is Wilson's over the deals, each deal one trial of its mean
+            win_low, win_high = stats.wilson_interval(win_rate * len(wins), len(wins), z)
         mean_vp, vp_low, vp_high = paired_interval(vps[:, e], z)
         mean_rank, rank_low, rank_high = paired_interval(places[:, e], z, 1.0, float(num_players))
         columns.append({"deals": len(wins), "win_rate": win_rate, "win_low": win_low, "win_high": win_high,
