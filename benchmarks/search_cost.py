@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 import packetrow_env
 from packetrow_agents.policy import PolicyAgent
+from packetrow_agents.registry import parse_spec
 from packetrow_agents.search import SearchAgent
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
@@ -41,16 +42,18 @@ def main(argv=None) -> int:
     parser.add_argument("--players", default="2,4", help="player counts (default 2,4)")
     parser.add_argument("--positions", type=int, default=20, help="decisions timed per player count (default 20)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--options", default="", help="more search options, e.g. value=ppo (default none)")
     args = parser.parse_args(argv)
+    extra = dict(parse_spec(f"search:{args.options}")[1]) if args.options else {}
     counts = [int(p) for p in args.players.split(",")]
     print(f"packetrow {packetrow_env.__version__}, numpy {np.__version__}, Python {platform.python_version()}; "
-          f"{args.positions} decisions per player count, one wave each\n")
+          f"{args.positions} decisions per player count, one wave each{', ' + args.options if extra else ''}\n")
     print("| players | K x C | rollouts a decision | ms a decision | rollouts/s |\n|---:|---|---:|---:|---:|")
     for n in counts:
         games = positions(n, args.positions, args.seed)
         SearchAgent(rollouts=4, determinizations=2, candidates=2).act(SeatView(games[0]))  # compile, load
         for k, c in tqdm(WAVES, desc=f"{n} players", leave=False):
-            agent = SearchAgent(seed=args.seed, rollouts=k * c, determinizations=k, candidates=c)
+            agent = SearchAgent(seed=args.seed, rollouts=k * c, determinizations=k, candidates=c, **extra)
             spent, done = 0.0, 0
             for game in games:
                 start = time.perf_counter()
