@@ -18,9 +18,13 @@ rollouts per decision, all candidates counted). The choice is the candidate with
 over the policy's favourite, paired by deal, exceeds ``threshold`` and two standard errors of it (SPARTA's deviation
 rule: the search leaves the policy only where the rollouts say clearly that it pays); else the favourite.
 
-The reward of a finished rollout, for the searching seat, is ``scoring.final_rewards``' rank reward (the mean
-over opponents of +1 / 0 / -1) blended with a small VP-margin term, as ``ismcts.terminal_rewards`` does, so a
-search in a won position still prefers the larger lead.
+With ``value`` (a value network: ``export_value``'s, ``ppo`` for the shipped policy's) a rollout stops when the
+searching seat is to move after ``depth`` moves of its own, and the network's estimate of the seat's VP margin
+(the ``vp`` reward) scores it; rollouts that end first score their real margin, both through tanh(margin / 5).
+
+The reward of a finished rollout without ``value``, for the searching seat, is ``scoring.final_rewards``' rank
+reward (the mean over opponents of +1 / 0 / -1) blended with a small VP-margin term, as
+``ismcts.terminal_rewards`` does, so a search in a won position still prefers the larger lead.
 
 No cheating: the seat's hidden cards are seen only through determinisations, which depend only on what the
 seat knows, and the rollouts are deterministic given a determinisation: two games that differ only in what the
@@ -163,7 +167,8 @@ class SearchAgent(Agent):
 
     def _rollouts(self, deals: list, candidates: list[int], seat: int) -> np.ndarray:
         """float[len(deals), len(candidates)]: the seat's reward when each candidate is played in each deal and
-        the policy's argmax plays every seat to the end (one compiled forward a step: no BLAS threads to share)."""
+        the policy's argmax (or the opponent model) plays every seat to the end or to a value leaf (one compiled
+        forward a step: no BLAS threads to share)."""
         starts = []
         for deal in deals:
             for action in candidates:
