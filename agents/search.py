@@ -184,19 +184,19 @@ class SearchAgent(Agent):
         turns = np.zeros(games.num_games, np.int64)  # the seat's own moves in the rollout
         while True:
             live = ~games.is_over & ~leaf
+            seats_turn = games.current_player == seat if self.value is not None or self.opponents == "heuristic" \
+                else None  # only leaves and the opponent model ask whose turn it is
             if self.value is not None:  # stop at the seat's turn after ``depth`` moves of its own
-                ours = live & (games.current_player == seat)
-                leaf |= ours & (turns >= self.depth)
+                leaf |= live & seats_turn & (turns >= self.depth)
                 live &= ~leaf
-                turns += ours & live
+                turns += live & seats_turn
             rows = np.flatnonzero(live)
             if not len(rows):
                 break
             if self.opponents == "heuristic":
-                ours = games.current_player[rows] == seat
-                theirs = rows[~ours]
+                theirs = rows[~seats_turn[rows]]
                 moves[theirs] = heuristic_actions(games, theirs, self.player.observation_mode, self._rng)
-                rows = rows[ours]
+                rows = rows[seats_turn[rows]]
             if len(rows):
                 masks = games.legal_action_mask()[rows, :outputs]
                 inputs = self.player.action_inputs(games, rows, self.player.observation_mode)
