@@ -24,14 +24,18 @@ CONFIGS = SHIPPED_MODEL.parent.parent / "configs"
 
 
 def test_the_shipped_model_is_small_and_names_its_committed_config():
-    """It was trained on env v2 by committed configs (phase 2 resumes phase 1's) whose network and observation it
-    has."""
+    """It was trained on env v2 by committed configs (each phase resumes the one before) whose network and
+    observation it has."""
     assert SHIPPED_MODEL.stat().st_size < 5 * 2**20
     agent = PolicyAgent.load()
     config = yaml.safe_load((CONFIGS / f"{agent.metadata['config_name']}.yaml").read_text())
     first = yaml.safe_load((CONFIGS / "ppo_packetrow_v2.yaml").read_text())
-    assert agent.metadata["config_name"] == config["name"] == "ppo_packetrow_v2_finetune"
-    assert config["ppo"] == first["ppo"] and config["env"]["observation_mode"] == first["env"]["observation_mode"]
+    assert agent.metadata["config_name"] == config["name"] == "ppo_packetrow_v2_heuristic"
+    network = ("net_arch", "activation", "extractor_layer", "share_extractor")
+    for phase in ("ppo_packetrow_v2_finetune", "ppo_packetrow_v2_rank", "ppo_packetrow_v2_heuristic"):
+        later = yaml.safe_load((CONFIGS / f"{phase}.yaml").read_text())
+        assert [later["ppo"][k] for k in network] == [first["ppo"][k] for k in network]
+        assert later["env"]["observation_mode"] == first["env"]["observation_mode"]
     assert agent.observation_mode == config["env"]["observation_mode"]
     assert agent.observation_encoding == config["env"]["observation_encoding"] == "compact"
     first = config["ppo"]["extractor_layer"]
