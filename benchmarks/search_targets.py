@@ -68,10 +68,8 @@ def collect(args) -> dict:
             "targets": np.array([r[2] for r in rows]), "favourites": np.array([r[3] for r in rows])}
 
 
-def distill(args, data: dict):
-    """The checkpoint's model with its policy network fine-tuned towards the targets; prints held-out agreement."""
-    torch.manual_seed(args.seed)
-    model = RolloutPPO.load(args.checkpoint, device="cpu")
+def distill(args, model, data: dict):
+    """``model`` (MaskablePPO) with its policy network fine-tuned towards the targets; prints held-out agreement."""
     policy = model.policy
     obs = torch.as_tensor(data["obs"])
     masks = data["masks"][:, :policy.action_net.out_features]
@@ -126,10 +124,11 @@ def main(argv=None) -> int:
           f"{args.opponent}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    model = RolloutPPO.load(args.checkpoint, device="cpu")
     start = out / "start.npz"
-    export_policy(RolloutPPO.load(args.checkpoint, device="cpu"), "tracked").save(start)
+    export_policy(model, "tracked").save(start)
     args.search = f"{args.search},policy={start}"
-    model = distill(args, collect(args))
+    model = distill(args, model, collect(args))
     export_policy(model, "tracked", {"config_name": "search_targets"}).save(out / "model.npz")
     for label, path in (("before", start), ("fine-tuned", out / "model.npz")):
         result = run_tournament([f"ppo:path={path}"] + [args.opponent] * (args.players - 1), args.players,
