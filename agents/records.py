@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib.resources import files
@@ -76,15 +77,40 @@ def make_header(source: str, num_players: int, agents: list[str], specs: list[st
 
 
 def write_records(path, header: dict, games: Iterable[dict], overwrite: bool = False) -> Path:
-    """Write a record file (header line, then one game a line); refuses an existing file unless ``overwrite``."""
+    """Write a record file (header line, then one game a line); refuses an existing file unless ``overwrite``.
+    The file is written beside and renamed into place, so an interruption leaves the old file or the new."""
     path = Path(path)
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists; pass overwrite (--overwrite) to replace it")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as f:
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("w") as f:
         for line in [header, *games]:
-            f.write(json.dumps(line, separators=(",", ":")) + "\n")
+            f.write(_line(line))
+    os.replace(partial, path)
     return path
+
+
+def append_records(path, games: Iterable[dict]) -> None:
+    """Append game lines to a record file and flush them to disk (a tournament's games as they finish)."""
+    with Path(path).open("a") as f:
+        f.writelines(_line(game) for game in games)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_interrupted(path) -> tuple[Records, bool]:
+    """``read_records`` of a file that an interrupted writer may have left with a torn last line (one without
+    its newline: only whole lines are appended), which is left out; also says whether one was."""
+    path = Path(path)
+    if not path.is_file():
+        raise RecordError(f"{path}: no such file (expected a records.jsonl written by a tournament or the ladder)")
+    lines = path.read_text().split("\n")  # the last item is "" after a whole last line, else the torn one
+    return parse_records(lines[:-1], path), lines[-1] != ""
+
+
+def _line(line: dict) -> str:
+    return json.dumps(line, separators=(",", ":")) + "\n"
 
 
 @dataclass

@@ -342,7 +342,8 @@ def test_cli_duplicate_tournament_and_no_overwrite(tmp_path, capsys):
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     with pytest.raises(SystemExit) as exit_info:
         main(argv[:-1] + ["--seed", "9", "--no-progress"])
-    assert exit_info.value.code == 2 and "pass --overwrite" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "(--overwrite) to replace them or resume (--resume)" in error
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing written
     assert main(argv + ["--seed", "9", "--overwrite"]) == 0
     assert {p.name: p.read_bytes() for p in out.iterdir()} != before

@@ -69,8 +69,9 @@ def _check_reachable(address: str, timeout: float = 5.0) -> None:
                                   "`ray start --head` or check the address (host:port of the head node)") from None
 
 
-def play_chunks(runner, chunks: Sequence[list[int]], progress_bar=None) -> tuple[list[dict], set[str]]:
-    """Play the games of ``chunks`` (lists of game indices) as Ray tasks with ``runner``.
+def play_chunks(runner, chunks: Sequence[list[int]], on_chunk=None) -> tuple[list[dict], set[str]]:
+    """Play the games of ``chunks`` (lists of game indices) as Ray tasks with ``runner``, calling ``on_chunk``
+    with each chunk's records as it finishes.
 
     Returns the records (in finishing order) and the ids of the nodes that played them.
     """
@@ -87,8 +88,8 @@ def play_chunks(runner, chunks: Sequence[list[int]], progress_bar=None) -> tuple
         node, finished = ray.get(done[0])
         records += finished
         nodes.add(node)
-        if progress_bar is not None:
-            progress_bar.update(len(finished))
+        if on_chunk is not None:
+            on_chunk(finished)
     return records, nodes
 
 

@@ -379,7 +379,8 @@ def summarize(records: Sequence[dict], names: Sequence[str], num_players: int, p
 def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed: int = 0, workers: int = 1,
                    progress: bool = True, observation_mode: str = "tracked",
                    chunk_size: int | None = None, ray: str | bool = False,
-                   duplicate: str | bool = False) -> TournamentResult:
+                   duplicate: str | bool = False, out=None, overwrite: bool = False,
+                   resume: bool = False) -> TournamentResult:
     """Play ``games`` seat-balanced games between the entries ``specs`` (spec strings, factories or agents).
 
     ``duplicate``: False for seat rotation; "rotations" (or True) or "permutations" to play every deal once per
@@ -388,6 +389,10 @@ def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed
     ``ray``: False plays here (``workers`` processes); True plays the games as Ray tasks on a local Ray
     instance started and stopped for it (or the caller's running Ray); an address string, on that cluster.
     The results are the same either way.
+
+    ``out``: a directory for the result's files (``TournamentResult.write``); its ``records.jsonl`` grows as games
+    finish, so that ``resume`` can keep the games of an interrupted run (or of one with fewer ``games``) and play
+    only the others, with the same results as one uninterrupted run (``RecordLog``).
     """
     num_players = _check_int("the number of players", num_players, MIN_PLAYERS, MAX_PLAYERS, "2, 3, 4 or 5")
     games = _check_int("the number of games", games, 1, None, "a positive integer")
@@ -398,7 +403,74 @@ def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed
     entries = make_entries(specs)
     _check_entry_count(entries, num_players)
     schedule = check_schedule(duplicate, len(entries), num_players, games)
-    return _play(entries, num_players, games, seed, workers, progress, observation_mode, chunk_size, ray, schedule)
+    log = None
+    if out is not None:
+        header = _result(entries, num_players, seed, observation_mode, [], schedule).header()
+        log = RecordLog.open(out, header, games, overwrite, resume)
+    elif resume:
+        raise TournamentError("resume keeps the games recorded in an output directory: give out as well")
+    result = _play(entries, num_players, games, seed, workers, progress, observation_mode, chunk_size, ray, schedule,
+                   log)
+    if out is not None:
+        result.write(out, overwrite=True)
+    return result
+
+
+class RecordLog:
+    """An output directory's ``records.jsonl`` written while a tournament plays: the header first, then each
+    chunk of games as it finishes, so that an interrupted run loses only the chunks in flight. Games are
+    seeded by index alone (module docstring), so the recorded games are exactly those an uninterrupted run
+    plays, and resuming plays the missing indices."""
+
+    def __init__(self, path: Path, games: list[dict]):
+        self.path, self.games = path, games
+
+    @classmethod
+    def open(cls, directory, header: dict, games: int, overwrite: bool, resume: bool) -> "RecordLog":
+        """Start the directory's record file, keeping its games with ``resume`` (checked against ``header``)."""
+        directory = Path(directory)
+        path = directory / OUT_FILES[0]
+        if overwrite and resume:
+            raise TournamentError("overwrite starts the output again and resume keeps its games: give one of them")
+        kept = []
+        if resume and path.exists():
+            kept = _resumable(path, header, games)
+        elif not overwrite:
+            existing = [str(directory / name) for name in OUT_FILES if (directory / name).exists()]
+            if existing:
+                raise FileExistsError(f"{', '.join(existing)} exist; pass overwrite (--overwrite) to replace them "
+                                      "or resume (--resume) to keep their games")
+        game_records.write_records(path, header, kept, overwrite=True)
+        return cls(path, kept)
+
+    def append(self, records: list[dict]) -> None:
+        """Record finished games."""
+        game_records.append_records(self.path, records)
+        self.games.extend(records)
+
+
+# what must match for a record file's games to be kept: anything else in the header is informative
+_RESUME_KEYS = ("package_version", "env_id", "source", "num_players", "agents", "specs", "seed", "schedule",
+                "observation_mode")
+
+
+def _resumable(path: Path, header: dict, games: int) -> list[dict]:
+    """The games of an interrupted run's record file, checked to be this run's (a TournamentError if not)."""
+    try:
+        records, _ = game_records.read_interrupted(path)
+    except game_records.RecordError as error:
+        raise TournamentError(f"cannot resume from {error}") from None
+    for key in _RESUME_KEYS:
+        if records.header.get(key) != header[key]:
+            raise TournamentError(f"cannot resume: {path} was played with {key} {records.header.get(key)!r}, this "
+                                  f"run has {header[key]!r}; give the same set-up, or overwrite to start again")
+    indices = [game["index"] for game in records.games]
+    if len(set(indices)) < len(indices):
+        raise TournamentError(f"cannot resume: {path} records some game twice")
+    if indices and max(indices) >= games:
+        raise TournamentError(f"cannot resume: {path} records game {max(indices)}; ask for at least "
+                              f"{max(indices) + 1} games")
+    return records.games
 
 
 def check_schedule(duplicate: str | bool | None, num_entries: int, num_players: int, games: int) -> str:
@@ -434,40 +506,45 @@ def _check_entry_count(entries: Sequence[Entry], num_players: int) -> None:
 
 def _play(entries: list[Entry], num_players: int, games: int, seed: int, workers: int, progress: bool,
           observation_mode: str, chunk_size: int | None, ray: str | bool = False,
-          schedule: str = "rotation") -> TournamentResult:
+          schedule: str = "rotation", log: RecordLog | None = None) -> TournamentResult:
     runner = _Runner(entries, num_players, seed, observation_mode, _assignments(schedule, num_players))
+    done = {game["index"] for game in log.games} if log else set()
+    todo = [index for index in range(games) if index not in done]
 
     def chunked(parallel: int) -> list[list[int]]:
-        # a few chunks per worker keeps them all busy to the end
-        size = chunk_size or max(1, min(50, math.ceil(games / (4 * parallel))))
-        return [list(range(start, min(start + size, games))) for start in range(0, games, size)]
+        # a few chunks per worker keeps them all busy to the end; a logged run loses at most its chunks in flight
+        size = chunk_size or max(1, min(10 if log else 50, math.ceil(len(todo) / (4 * parallel))))
+        return [todo[start:start + size] for start in range(0, len(todo), size)]
 
-    records: list[dict] = []
+    records: list[dict] = log.games if log else []  # a log's list: its games grow as chunks finish
     from tqdm import tqdm
 
     def bar():
-        return tqdm(total=games, desc="games", unit="game", file=sys.stderr, disable=not progress)
+        return tqdm(total=games, initial=len(records), desc="games", unit="game", file=sys.stderr,
+                    disable=not progress)
 
-    if ray is not False:
+    def finished(chunk: list[dict], progress_bar) -> None:
+        (log.append if log else records.extend)(chunk)
+        progress_bar.update(len(chunk))
+
+    if ray is not False and todo:
         from .ray_cluster import play_chunks, ray_session
         with ray_session(None if ray is True else ray) as ray_module:
             cpus = max(1, int(ray_module.cluster_resources().get("CPU", 1)))
             with bar() as progress_bar:
-                records, _ = play_chunks(runner, chunked(cpus), progress_bar)
+                play_chunks(runner, chunked(cpus), lambda chunk: finished(chunk, progress_bar))
         return _result(entries, num_players, seed, observation_mode, records, schedule)
     chunks = chunked(workers)
-    if workers == 1 or len(chunks) == 1:
+    if workers == 1 or len(chunks) <= 1:
         with bar() as progress_bar:
             for chunk in chunks:
-                records += runner.play_chunk(chunk)
-                progress_bar.update(len(chunk))
+                finished(runner.play_chunk(chunk), progress_bar)
     else:
         # the pool forks before the bar starts tqdm's monitor thread: forking a threaded process is fragile
         with _context().Pool(min(workers, len(chunks)), initializer=_init_worker, initargs=(runner,)) as pool, \
                 bar() as progress_bar:
-            for done in pool.imap_unordered(_play_chunk, chunks):
-                records += done
-                progress_bar.update(len(done))
+            for chunk in pool.imap_unordered(_play_chunk, chunks):
+                finished(chunk, progress_bar)
     return _result(entries, num_players, seed, observation_mode, records, schedule)
 
 
@@ -567,11 +644,18 @@ def _run_tournament_command(args) -> int:
         schedule = check_schedule(args.duplicate, len(entries), args.players, args.games)
     except TournamentError as error:
         args.parser.error(f"argument --duplicate: {error}")
+    log = None
+    if args.resume and args.out is None:
+        args.parser.error("argument --resume: give --out DIR, the directory whose records.jsonl it continues")
     if args.out is not None:
-        check_out_free(args.parser, [Path(args.out) / name for name in OUT_FILES], args.overwrite)
+        header = _result(entries, args.players, args.seed, args.observation_mode, [], schedule).header()
+        try:
+            log = RecordLog.open(args.out, header, args.games, args.overwrite, args.resume)
+        except (TournamentError, FileExistsError) as error:
+            args.parser.error(f"argument --out: {error}")
     try:
         result = _play(entries, args.players, args.games, args.seed, args.workers, not args.no_progress,
-                       args.observation_mode, None, False if args.ray is None else args.ray, schedule)
+                       args.observation_mode, None, False if args.ray is None else args.ray, schedule, log)
     except ImportError as error:  # Ray not installed, or its cluster unreachable
         args.parser.error(f"argument --ray: {error}")
     print(result.format_table())
@@ -634,6 +718,11 @@ def add_commands(subparsers) -> None:
                             help="write DIR/records.jsonl (the game records), DIR/games.jsonl (the same games "
                                  "without the header, for the browser's Watch tab) and DIR/table.csv")
     tournament.add_argument("--overwrite", action="store_true", help="replace the files of an existing --out")
+    tournament.add_argument("--resume", action="store_true",
+                            help="keep the games already in --out's records.jsonl (written as games finish, so an "
+                                 "interrupted run leaves them; or a run with fewer --games) and play the others: the "
+                                 "same results as one uninterrupted run; needs the same agents, players, seed and "
+                                 "options")
     tournament.add_argument("--observation-mode", default="tracked", choices=MODES,
                             help="observation given to agents that use one (default tracked)")
     tournament.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
