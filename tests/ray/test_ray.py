@@ -42,6 +42,16 @@ def test_ray_tournament_equals_the_local_one(local_ray):
     assert on_ray.format_table() == local.format_table()
 
 
+def test_a_ray_tournament_records_its_games_and_resumes_to_the_local_files(local_ray, tmp_path):
+    run_tournament(SPECS, num_players=2, games=4, seed=7, progress=False, ray=True, chunk_size=1, out=tmp_path / "a")
+    assert len((tmp_path / "a" / "records.jsonl").read_text().splitlines()) == 5  # the header and 4 games
+    run_tournament(SPECS, num_players=2, games=9, seed=7, progress=False, ray=True, chunk_size=2, out=tmp_path / "a",
+                   resume=True)
+    run_tournament(SPECS, num_players=2, games=9, seed=7, progress=False, out=tmp_path / "b")
+    for name in ("records.jsonl", "games.jsonl", "table.csv"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
 def test_tournament_command_with_ray_prints_the_same_table(local_ray, capsys):
     argv = ["tournament", "--agents", "heuristic,random", "--players", "2", "--games", "4", "--seed", "3",
             "--no-progress"]
