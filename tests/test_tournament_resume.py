@@ -67,6 +67,12 @@ def test_a_torn_last_line_is_left_out_and_its_game_played_again(tmp_path):
     assert resumed.records == whole.records
 
 
+def test_resume_into_a_directory_without_records_starts_there(tmp_path):
+    resumed = run_tournament(["heuristic", "random"], 2, games=2, seed=1, progress=False, out=tmp_path, resume=True)
+    assert resumed.records == run_tournament(["heuristic", "random"], 2, games=2, seed=1, progress=False).records
+    assert (tmp_path / "table.csv").is_file()
+
+
 @pytest.mark.parametrize("change, message", [
     (dict(seed=4), "was played with seed 3, this run has 4"),
     (dict(specs=["heuristic", "heuristic"]), "was played with agents"),
@@ -96,7 +102,8 @@ def test_cli_resume(tmp_path, capsys):
             "--out", str(tmp_path / "a")]
     assert main(argv + ["--games", "2"]) == 0
     assert main(argv + ["--games", "6", "--resume"]) == 0
-    assert "6 games of 2 players" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "6 games of 2 players" in printed.out and "records.jsonl: 2 games kept; 4 to play" in printed.err
     assert main(argv[:-1] + [str(tmp_path / "b"), "--games", "6"]) == 0
     assert files(tmp_path / "a") == files(tmp_path / "b")
     for extra, message in ((["--games", "6", "--resume", "--overwrite"], "give one of them"),

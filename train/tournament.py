@@ -422,8 +422,8 @@ class RecordLog:
     seeded by index alone (module docstring), so the recorded games are exactly those an uninterrupted run
     plays, and resuming plays the missing indices."""
 
-    def __init__(self, path: Path, games: list[dict]):
-        self.path, self.games = path, games
+    def __init__(self, path: Path, games: list[dict], torn: bool = False):
+        self.path, self.games, self.torn = path, games, torn  # torn: a torn last line of the resumed file left out
 
     @classmethod
     def open(cls, directory, header: dict, games: int, overwrite: bool, resume: bool) -> "RecordLog":
@@ -432,16 +432,16 @@ class RecordLog:
         path = directory / OUT_FILES[0]
         if overwrite and resume:
             raise TournamentError("overwrite starts the output again and resume keeps its games: give one of them")
-        kept = []
+        kept, torn = [], False
         if resume and path.exists():
-            kept = _resumable(path, header, games)
-        elif not overwrite:
+            kept, torn = _resumable(path, header, games)
+        elif not (overwrite or resume):
             existing = [str(directory / name) for name in OUT_FILES if (directory / name).exists()]
             if existing:
                 raise FileExistsError(f"{', '.join(existing)} exist; pass overwrite (--overwrite) to replace them "
                                       "or resume (--resume) to keep their games")
         game_records.write_records(path, header, kept, overwrite=True)
-        return cls(path, kept)
+        return cls(path, kept, torn)
 
     def append(self, records: list[dict]) -> None:
         """Record finished games."""
@@ -454,10 +454,11 @@ _RESUME_KEYS = ("package_version", "env_id", "source", "num_players", "agents", 
                 "observation_mode")
 
 
-def _resumable(path: Path, header: dict, games: int) -> list[dict]:
-    """The games of an interrupted run's record file, checked to be this run's (a TournamentError if not)."""
+def _resumable(path: Path, header: dict, games: int) -> tuple[list[dict], bool]:
+    """The games of an interrupted run's record file, checked to be this run's (a TournamentError if not), and
+    whether a torn last line was left out."""
     try:
-        records, _ = game_records.read_interrupted(path)
+        records, torn = game_records.read_interrupted(path)
     except game_records.RecordError as error:
         raise TournamentError(f"cannot resume from {error}") from None
     for key in _RESUME_KEYS:
@@ -470,7 +471,7 @@ def _resumable(path: Path, header: dict, games: int) -> list[dict]:
     if indices and max(indices) >= games:
         raise TournamentError(f"cannot resume: {path} records game {max(indices)}; ask for at least "
                               f"{max(indices) + 1} games")
-    return records.games
+    return records.games, torn
 
 
 def check_schedule(duplicate: str | bool | None, num_entries: int, num_players: int, games: int) -> str:
@@ -653,6 +654,9 @@ def _run_tournament_command(args) -> int:
             log = RecordLog.open(args.out, header, args.games, args.overwrite, args.resume)
         except (TournamentError, FileExistsError) as error:
             args.parser.error(f"argument --out: {error}")
+        if args.resume:
+            print(f"{log.path}: {len(log.games)} games kept" + (", a torn last line left out" if log.torn else "")
+                  + f"; {args.games - len(log.games)} to play", file=sys.stderr)
     try:
         result = _play(entries, args.players, args.games, args.seed, args.workers, not args.no_progress,
                        args.observation_mode, None, False if args.ray is None else args.ray, schedule, log)
