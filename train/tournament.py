@@ -726,7 +726,7 @@ def add_commands(subparsers) -> None:
                             help="keep the games already in --out's records.jsonl (written as games finish, so an "
                                  "interrupted run leaves them; or a run with fewer --games) and play the others: the "
                                  "same results as one uninterrupted run; needs the same agents, players, seed and "
-                                 "options")
+                                 "options, and the same model files (their contents are not checked)")
     tournament.add_argument("--observation-mode", default="tracked", choices=MODES,
                             help="observation given to agents that use one (default tracked)")
     tournament.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
