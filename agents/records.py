@@ -4,7 +4,8 @@ A record file is JSON lines. Line 1 is the header: ``format`` ("packetrow-record
 ``package_version`` and ``env_id`` that played it, the ``catalogue`` hash (sha256 of the card columns), the
 ``source`` ("tournament" or "ladder"), ``num_players``, the entries' ``agents`` (names) and ``specs``, the
 tournament ``seed``, its seat ``schedule`` ("rotation", or "duplicate-rotations" / "duplicate-permutations")
-and the ``observation_mode``. Every further line is one game: its ``index``, ``deal``, deal ``seed``, the
+and the ``observation_mode``; a tournament whose agents read model files adds ``models``, each file's name
+(``registry.model_files``) and sha256 (``file_hash``), so that a run resumed later can tell a retrained model. Every further line is one game: its ``index``, ``deal``, deal ``seed``, the
 ``num_players``, the ``agent_seeds`` and ``entries`` (entry index) of its seats, their ``agents`` and ``specs``, the ``actions``
 in order and the final ``scores`` (``Game.scores()``) and ``ranks``. ``Game.new(num_players, seed)`` and the
 actions replay a game exactly, and the replay must give the recorded scores. The JSON Schema of both
@@ -69,11 +70,18 @@ def validate_file(path) -> int:
 
 
 def make_header(source: str, num_players: int, agents: list[str], specs: list[str], seed: int, schedule: str,
-                observation_mode: str) -> dict:
-    """A header line for games played now, with this package's versions and the default catalogue's hash."""
-    return {"format": FORMAT, "version": VERSION, "package_version": __version__, "env_id": GAME_TYPE.env_id,
-            "catalogue": catalogue_hash(), "source": source, "num_players": num_players, "agents": list(agents),
-            "specs": list(specs), "seed": seed, "schedule": schedule, "observation_mode": observation_mode}
+                observation_mode: str, models: dict | None = None) -> dict:
+    """A header line for games played now, with this package's versions and the default catalogue's hash
+    (``models``: the model files the agents read, name -> ``file_hash``, where there are any)."""
+    header = {"format": FORMAT, "version": VERSION, "package_version": __version__, "env_id": GAME_TYPE.env_id,
+              "catalogue": catalogue_hash(), "source": source, "num_players": num_players, "agents": list(agents),
+              "specs": list(specs), "seed": seed, "schedule": schedule, "observation_mode": observation_mode}
+    return dict(header, models=dict(models)) if models else header
+
+
+def file_hash(path) -> str:
+    """'sha256:...' of a file's bytes."""
+    return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def write_records(path, header: dict, games: Iterable[dict], overwrite: bool = False) -> Path:
@@ -219,5 +227,5 @@ def replay_record(records: Records, index: int) -> Game:
     return last
 
 
-__all__ = ["FORMAT", "VERSION", "RecordError", "Records", "ReplayError", "catalogue_hash", "iter_replay",
-           "make_header", "parse_records", "read_records", "replay_record", "schema", "validate_file", "write_records"]
+__all__ = ["FORMAT", "VERSION", "RecordError", "Records", "ReplayError", "catalogue_hash", "file_hash",
+           "iter_replay", "make_header", "parse_records", "read_records", "replay_record", "schema", "validate_file", "write_records"]

@@ -118,6 +118,18 @@ def model_paths(name: str, options: dict) -> list:
     return [options[key] for key in MODEL_OPTIONS.get(name, ()) if options.get(key) not in (None, "ppo")]
 
 
+def model_files(spec: str) -> dict:
+    """Every model file a spec's agent may read, by a name that holds on any machine: its own files by their path
+    as given (``model_paths``) and, for an agent with model options, the shipped policy and value network (its
+    defaults and ``ppo``)."""
+    name, options = parse_spec(spec)
+    if name not in MODEL_OPTIONS:
+        return {}
+    from .policy import SHIPPED_MODEL, SHIPPED_VALUE
+    return {**{str(path): path for path in model_paths(name, options)}, "shipped policy": SHIPPED_MODEL,
+            "shipped value": SHIPPED_VALUE}
+
+
 def make_agent(spec: str, seed: int = 0):
     """Build an agent from a spec string (see ``parse_spec``), seeded."""
     name, options = parse_spec(spec)

@@ -115,3 +115,24 @@ def test_cli_resume(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(argv[:-2] + ["--games", "2", "--resume"])
     assert "give --out DIR" in capsys.readouterr().err
+
+
+def test_a_model_retrained_between_two_runs_is_told_apart(tmp_path):
+    from packetrow_agents.policy import SHIPPED_MODEL
+
+    model = tmp_path / "model.npz"
+    model.write_bytes(SHIPPED_MODEL.read_bytes())
+    specs = [f"ppo:{model}", "random"]
+    run_tournament(specs, 2, games=2, seed=1, progress=False, out=tmp_path / "run")
+    header = game_records.read_records(tmp_path / "run" / "records.jsonl").header
+    assert header["models"][str(model)] == game_records.file_hash(model)
+    assert set(header["models"]) == {str(model), "shipped policy", "shipped value"}
+    game_records.validate_file(tmp_path / "run" / "records.jsonl")  # the schema knows the field
+    arrays = dict(np.load(model))
+    name = next(key for key, value in arrays.items() if value.dtype.kind == "f")
+    arrays[name] = arrays[name] + 0.001
+    np.savez(model, **arrays)  # "retrained": the same path, other weights
+    before = files(tmp_path / "run")
+    with pytest.raises(TournamentError, match=f"other model files than this run reads \\({model}: changed"):
+        run_tournament(specs, 2, games=4, seed=1, progress=False, out=tmp_path / "run", resume=True)
+    assert files(tmp_path / "run") == before

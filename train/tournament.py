@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from packetrow_agents import records as game_records
-from packetrow_agents.registry import make_agent, split_specs
+from packetrow_agents.registry import make_agent, model_files, split_specs
 from packetrow_agents.replay import replay_moves
 from packetrow_env.engine import Game
 from packetrow_env.knowledge import known_hands
@@ -255,6 +255,7 @@ class TournamentResult:
     table: list[dict] = field(default_factory=list)
     specs: list[str] = field(default_factory=list)  # each entry's spec text (its name for factories and objects)
     schedule: str = "rotation"  # or "duplicate-rotations" / "duplicate-permutations"
+    models: dict = field(default_factory=dict)  # name -> sha256 of every model file the spec entries may read
 
     @property
     def fair_share(self) -> float:
@@ -302,7 +303,7 @@ class TournamentResult:
     def header(self, source: str = "tournament") -> dict:
         """The header line of this tournament's record file (``packetrow_agents.records``)."""
         return game_records.make_header(source, self.num_players, self.names, self.specs or self.names, self.seed,
-                                        self.schedule, self.observation_mode)
+                                        self.schedule, self.observation_mode, self.models)
 
     def write(self, directory, overwrite: bool = False) -> tuple[Path, Path]:
         """Write ``records.jsonl``, ``games.jsonl`` and ``table.csv`` into ``directory``; returns the last two paths.
@@ -451,7 +452,7 @@ class RecordLog:
 
 # what must match for a record file's games to be kept: anything else in the header is informative
 _RESUME_KEYS = ("package_version", "env_id", "source", "num_players", "agents", "specs", "seed", "schedule",
-                "observation_mode")
+                "observation_mode")  # and the model files' hashes, checked first
 
 
 def _resumable(path: Path, header: dict, games: int) -> tuple[list[dict], bool]:
@@ -461,10 +462,16 @@ def _resumable(path: Path, header: dict, games: int) -> tuple[list[dict], bool]:
         records, torn = game_records.read_interrupted(path)
     except game_records.RecordError as error:
         raise TournamentError(f"cannot resume from {error}") from None
+    before, now = records.header.get("models", {}), header.get("models", {})
+    changed = sorted(name for name in before.keys() | now.keys() if before.get(name) != now.get(name))
+    if changed:
+        raise TournamentError(f"cannot resume: {path} was played with other model files than this run reads "
+                              f"({', '.join(changed)}: changed, added or gone); give the same models, or overwrite "
+                              "to start again")
     for key in _RESUME_KEYS:
-        if records.header.get(key) != header[key]:
+        if records.header.get(key) != header.get(key):
             raise TournamentError(f"cannot resume: {path} was played with {key} {records.header.get(key)!r}, this "
-                                  f"run has {header[key]!r}; give the same set-up, or overwrite to start again")
+                                  f"run has {header.get(key)!r}; give the same set-up, or overwrite to start again")
     indices = [game["index"] for game in records.games]
     if len(set(indices)) < len(indices):
         raise TournamentError(f"cannot resume: {path} records some game twice")
@@ -553,9 +560,12 @@ def _result(entries: list[Entry], num_players: int, seed: int, observation_mode:
             schedule: str = "rotation") -> TournamentResult:
     records = sorted(records, key=lambda r: r["index"])
     names = [e.name for e in entries]
+    files = {name: path for e in entries if isinstance(e.source, str) for name, path in model_files(e.source).items()}
     return TournamentResult(names, num_players, seed, observation_mode, records,
                             summarize(records, names, num_players, paired=schedule != "rotation"),
-                            [_spec_text(e) for e in entries], schedule)
+                            [_spec_text(e) for e in entries], schedule,
+                            {name: game_records.file_hash(files[name]) for name in sorted(files)
+                             if Path(files[name]).is_file()})
 
 
 # --------------------------------------------------------------------------- saved games and replays
@@ -725,8 +735,8 @@ def add_commands(subparsers) -> None:
     tournament.add_argument("--resume", action="store_true",
                             help="keep the games already in --out's records.jsonl (written as games finish, so an "
                                  "interrupted run leaves them; or a run with fewer --games) and play the others: the "
-                                 "same results as one uninterrupted run; needs the same agents, players, seed and "
-                                 "options, and the same model files (their contents are not checked)")
+                                 "same results as one uninterrupted run; needs the same agents, players, seed, "
+                                 "options and model files (their hashes are recorded)")
     tournament.add_argument("--observation-mode", default="tracked", choices=MODES,
                             help="observation given to agents that use one (default tracked)")
     tournament.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
