@@ -110,9 +110,7 @@ def append_records(path, games: Iterable[dict]) -> None:
 def read_interrupted(path) -> tuple[Records, bool]:
     """``read_records`` of a file that an interrupted writer may have left with a torn last line (one without
     its newline: only whole lines are appended), which is left out; also says whether one was."""
-    path = Path(path)
-    if not path.is_file():
-        raise RecordError(f"{path}: no such file (expected a records.jsonl written by a tournament or the ladder)")
+    path = _existing(path)
     lines = path.read_text().split("\n")  # the last item is "" after a whole last line, else the torn one
     return parse_records(lines[:-1], path), lines[-1] != ""
 
@@ -149,11 +147,16 @@ _GAME_KEYS = ("index", "deal", "num_players", "seed", "agent_seeds", "entries", 
 
 def read_records(path) -> Records:
     """Read a record file, checking its format, version and catalogue; a RecordError names the file and line."""
+    path = _existing(path)
+    with path.open() as f:
+        return parse_records(f, path)
+
+
+def _existing(path) -> Path:
     path = Path(path)
     if not path.is_file():
         raise RecordError(f"{path}: no such file (expected a records.jsonl written by a tournament or the ladder)")
-    with path.open() as f:
-        return parse_records(f, path)
+    return path
 
 
 def parse_records(lines: Iterable[str], source) -> Records:

@@ -404,17 +404,23 @@ def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed
     entries = make_entries(specs)
     _check_entry_count(entries, num_players)
     schedule = check_schedule(duplicate, len(entries), num_players, games)
-    log = None
-    if out is not None:
-        header = _result(entries, num_players, seed, observation_mode, [], schedule).header()
-        log = RecordLog.open(out, header, games, overwrite, resume)
-    elif resume:
-        raise TournamentError("resume keeps the games recorded in an output directory: give out as well")
+    log = _record_log(entries, num_players, games, seed, observation_mode, schedule, out, overwrite, resume)
     result = _play(entries, num_players, games, seed, workers, progress, observation_mode, chunk_size, ray, schedule,
                    log)
     if out is not None:
         result.write(out, overwrite=True)
     return result
+
+
+def _record_log(entries: list[Entry], num_players: int, games: int, seed: int, observation_mode: str, schedule: str,
+                out, overwrite: bool, resume: bool) -> "RecordLog | None":
+    """The RecordLog of ``out`` (None without one), its header this tournament's."""
+    if out is None:
+        if resume:
+            raise TournamentError("resume keeps the games recorded in an output directory: give out as well")
+        return None
+    header = _result(entries, num_players, seed, observation_mode, [], schedule).header()
+    return RecordLog.open(out, header, games, overwrite, resume)
 
 
 class RecordLog:
@@ -655,18 +661,16 @@ def _run_tournament_command(args) -> int:
         schedule = check_schedule(args.duplicate, len(entries), args.players, args.games)
     except TournamentError as error:
         args.parser.error(f"argument --duplicate: {error}")
-    log = None
     if args.resume and args.out is None:
         args.parser.error("argument --resume: give --out DIR, the directory whose records.jsonl it continues")
-    if args.out is not None:
-        header = _result(entries, args.players, args.seed, args.observation_mode, [], schedule).header()
-        try:
-            log = RecordLog.open(args.out, header, args.games, args.overwrite, args.resume)
-        except (TournamentError, FileExistsError) as error:
-            args.parser.error(f"argument --out: {error}")
-        if args.resume:
-            print(f"{log.path}: {len(log.games)} games kept" + (", a torn last line left out" if log.torn else "")
-                  + f"; {args.games - len(log.games)} to play", file=sys.stderr)
+    try:
+        log = _record_log(entries, args.players, args.games, args.seed, args.observation_mode, schedule, args.out,
+                          args.overwrite, args.resume)
+    except (TournamentError, FileExistsError) as error:
+        args.parser.error(f"argument --out: {error}")
+    if args.resume:
+        print(f"{log.path}: {len(log.games)} games kept" + (", a torn last line left out" if log.torn else "")
+              + f"; {args.games - len(log.games)} to play", file=sys.stderr)
     try:
         result = _play(entries, args.players, args.games, args.seed, args.workers, not args.no_progress,
                        args.observation_mode, None, False if args.ray is None else args.ray, schedule, log)
