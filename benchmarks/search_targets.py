@@ -30,7 +30,7 @@ from packetrow_agents.registry import make_agent
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
 from packetrow_train.rollout import RolloutPPO
-from packetrow_train.tournament import run_tournament
+from packetrow_train.tournament import _positive_int as positive, run_tournament
 
 _ARGS = None
 
@@ -109,14 +109,14 @@ def main(argv=None) -> int:
     parser.add_argument("--search", default="search:rollouts=64,opponents=heuristic",
                         help="the labelling agent, searching on the checkpoint's policy (its policy= is added)")
     parser.add_argument("--opponent", default="heuristic", help="the other seats' agent spec (default heuristic)")
-    parser.add_argument("--players", type=int, default=4, help="players a game (default 4)")
-    parser.add_argument("--games", type=int, default=600, help="labelled games (default 600)")
-    parser.add_argument("--epochs", type=int, default=4, help="passes over the positions (default 4)")
+    parser.add_argument("--players", type=int, choices=range(2, 6), default=4, help="players a game (default 4)")
+    parser.add_argument("--games", type=positive, default=600, help="labelled games (default 600)")
+    parser.add_argument("--epochs", type=positive, default=4, help="passes over the positions (default 4)")
     parser.add_argument("--learning-rate", type=float, default=1e-4, help="Adam's (default 1e-4)")
     parser.add_argument("--deviation-weight", type=float, default=1.0, help="loss weight of the deviations")
-    parser.add_argument("--eval-games", type=int, default=2000, help="seat-rotated games of each policy")
+    parser.add_argument("--eval-games", type=positive, default=2000, help="seat-rotated games of each policy")
     parser.add_argument("--seed", type=int, default=0, help="seed of the games and the fine-tuning")
-    parser.add_argument("--workers", type=int, default=1, help="processes for the games (default 1)")
+    parser.add_argument("--workers", type=positive, default=1, help="processes for the games (default 1)")
     parser.add_argument("--out", default="runs/search_targets", help="where the fine-tuned policy (model.npz) goes")
     args = parser.parse_args(argv)
     print(f"{datetime.date.today()}, packetrow {packetrow_env.__version__}, Python {platform.python_version()}, "
