@@ -37,6 +37,7 @@ def run(config_name: str, weight: float, budget: float, check_every: int, out: s
         data["eval"]["final_games"] = final_games
     data["name"] = f"{data.get('name', 'run')}-belief-{weight:g}"
     data["ppo"]["belief_head"] = weight
+    data["pipeline"] = False  # BeliefPPO collects its rollouts in turn with its updates: both runs alike
     data["eval"].update(every=check_every, games=1)  # one seat rotation: the check of the budget, kept cheap
     config = config_from_dict(data, config_name)
     return train(config, out=f"{out}/{data['name']}", overwrite=True,

@@ -4,7 +4,7 @@ the real training run of ``configs/quick.yaml``, in one run, as a ratio.
 The bare loop is the least any PPO on this network must do per learner step: the same modules (SB3's
 ``MaskableActorCriticPolicy`` with the config's extractor and layers), the same PPO settings (rollout
 shape, epochs, minibatch, clipping, value and entropy terms, Adam, gradient clipping, the config's torch
-threads in rollouts, the update's threads measured as training measures them: ``UpdateThreads``), and an
+threads in rollouts, up to two update threads measured as training measures them: ``UpdateThreads``), and an
 environment that costs nothing: the observations and masks of real positions replayed from memory, random
 rewards. The real run is ``train()`` with evaluations,
 checkpoints and logs off (benchmarks/training_speed.py's ``training_rate``). Runs alternate, so that the
@@ -68,7 +68,9 @@ def bare_rate(config, steps: int, bank: tuple[np.ndarray, np.ndarray]) -> float:
     fast_adam(optimizer)  # as training's updates
     rng = np.random.default_rng(0)
     rollout = ppo.n_steps * envs
-    chooser = UpdateThreads(config.torch_threads, config.update_threads)  # as training chooses them
+    # as a sequential training run chooses them, up to 2 threads (quick.yaml's pipeline gives the update one core
+    # beside the next rollout; a loop without an env to overlap is fastest with both)
+    chooser = UpdateThreads(config.torch_threads, max(config.update_threads, 2))
     done, start = 0, time.perf_counter()
     while done < steps:
         torch.set_num_threads(config.torch_threads)

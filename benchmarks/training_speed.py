@@ -46,16 +46,18 @@ MIXTURES = {
 
 
 STACKS = ("batched", "dummy")
-UPDATE_THREADS = yaml.safe_load(QUICK.read_text())["update_threads"]
 
 
 def training_rate(mixture: dict | None, steps: int, stack: str, num_players: list[int], threads: int = 1,
-                  update_threads: int | None = None) -> float:
-    """Learner steps per second of a short training run against ``mixture`` on ``stack`` (``update_threads``:
-    the PPO update's torch threads, None: quick.yaml's)."""
+                  update_threads: int | None = None, pipeline: bool | None = None) -> float:
+    """Learner steps per second of a short training run against ``mixture`` on ``stack`` (``pipeline``: each
+    update beside the next rollout, None: quick.yaml's; ``update_threads``: a sequential run's update threads,
+    None: quick.yaml's)."""
     data = yaml.safe_load(QUICK.read_text())
     data.update(total_timesteps=steps, torch_threads=threads)
-    if update_threads is not None:
+    if pipeline is not None:
+        data["pipeline"] = pipeline
+    if update_threads is not None and not data["pipeline"]:
         data["update_threads"] = update_threads
     data["env"]["num_players"] = num_players
     if stack == "dummy":  # one-hot observations: quick.yaml's extractor layer becomes the MLP's first layer
@@ -63,6 +65,7 @@ def training_rate(mixture: dict | None, steps: int, stack: str, num_players: lis
         ppo["net_arch"] = [ppo["extractor_layer"]] * bool(ppo["extractor_layer"]) + ppo["net_arch"]
         ppo.update(extractor_layer=0, share_extractor=True)
         data["env"].update(vec_env="dummy", observation_encoding="onehot", n_envs=8)
+        data["pipeline"] = False
     envs = data["env"]["n_envs"]
     if mixture is not None:
         data["pool"]["mixture"] = mixture
@@ -90,8 +93,11 @@ def main(argv=None) -> int:
                         help="training stacks to measure (default: batched dummy)")
     parser.add_argument("--threads", type=positive, nargs="+", default=[1],
                         help="torch threads during rollouts (default 1)")
-    parser.add_argument("--update-threads", type=positive, nargs="+", default=[UPDATE_THREADS],
-                        help=f"torch threads during PPO updates (default quick.yaml's, {UPDATE_THREADS})")
+    parser.add_argument("--update-threads", type=positive, nargs="+", default=[2],
+                        help="torch threads during the updates of runs without the pipeline (default 2)")
+    parser.add_argument("--pipeline", nargs="+", default=["on"], choices=["on", "off"],
+                        help="each update beside the next rollout (quick.yaml's: on), or rollouts and updates in turn "
+                             "(off: one line per --update-threads; the dummy stack always); default on")
     parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4, 5], choices=range(2, 6),
                         help="player counts drawn per episode (default 2 3 4 5)")
     args = parser.parse_args(argv)
@@ -100,11 +106,15 @@ def main(argv=None) -> int:
     for stack in args.stacks:  # warm-up: first imports, compilation and torch initialisation are not measured
         training_rate({"random": 1.0}, 2048, stack, [2])
     print("| opponents | stack | torch threads (rollouts / updates) | learner steps/s |\n|---|---|---:|---:|")
-    runs = [(name, stack, threads, update) for name in MIXTURES for stack in args.stacks for threads in args.threads
-            for update in args.update_threads]
-    for name, stack, threads, update in tqdm(runs, desc="training runs"):
-        rate = training_rate(MIXTURES[name], args.steps, stack, args.players, threads, update)
-        print(f"| {name} | {stack} | {threads} / {update} | {rate:,.0f} |", flush=True)
+    sequential = [(False, n) for n in args.update_threads]
+    modes = {"batched": [(True, None)] * ("on" in args.pipeline) + sequential * ("off" in args.pipeline),
+             "dummy": sequential}  # the pipeline needs the batched stack
+    runs = [(name, stack, threads, mode) for name in MIXTURES for stack in args.stacks for threads in args.threads
+            for mode in modes[stack]]
+    for name, stack, threads, (pipeline, update) in tqdm(runs, desc="training runs"):
+        rate = training_rate(MIXTURES[name], args.steps, stack, args.players, threads, update, pipeline)
+        how = f"{threads} / {threads}, pipelined" if pipeline else f"{threads} / {update}"
+        print(f"| {name} | {stack} | {how} | {rate:,.0f} |", flush=True)
 
     positions = mid_game_positions(4, seed=0, count=2000)
     agents = {"numpy snapshot (shipped model, sampling)": PolicyAgent.load(deterministic=False),

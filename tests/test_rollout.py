@@ -1,5 +1,6 @@
 """The lean rollout collector (train/rollout.py) against SB3's: the same network outputs and log-probabilities,
-samples that follow the masked softmax, and training runs that reproduce from the seed."""
+samples that follow the masked softmax, and training runs that reproduce from the seed; the pipeline's rollouts
+collected one update behind."""
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ import torch  # noqa: E402
 
 from packetrow_agents.policy import NumpyPolicy, export_policy  # noqa: E402
 from packetrow_train.config import config_from_dict  # noqa: E402
-from packetrow_train.rollout import RolloutPPO, _sample  # noqa: E402
+from packetrow_train.rollout import RolloutPPO, _forward, _sample  # noqa: E402
 from packetrow_train.selfplay import _policy_kwargs, make_vec_env, train  # noqa: E402
 from tests.test_training import tiny  # noqa: E402
 
@@ -27,7 +28,7 @@ def test_the_lean_forward_is_sb3s(share):
     env.add_snapshot(export_policy(model, "tracked"), 0)
     observations, masks = env.reset(), env.action_masks()
     with torch.no_grad():
-        logits, values = model._forward(observations)
+        logits, values = _forward(model.policy, observations)
         actions = np.empty(len(masks), np.int64)
         log_probs = np.empty(len(masks), np.float32)
         _sample(logits.numpy(), masks, np.random.default_rng(0).random(logits.shape), actions, log_probs)
@@ -51,10 +52,12 @@ def test_samples_follow_the_masked_softmax():
     np.testing.assert_allclose(log_probs, np.log(expected[actions]), rtol=1e-5)
 
 
-def test_training_reproduces_from_the_seed(tmp_path):
-    """Two runs of one config and seed end with the same weights; another seed with others."""
+@pytest.mark.parametrize("pipeline", [False, True])
+def test_training_reproduces_from_the_seed(tmp_path, pipeline):
+    """Two runs of one config and seed end with the same weights; another seed with others (with the pipeline's
+    second thread too)."""
     def weights(seed, name):
-        data = tiny(seed=seed, total_timesteps=1024)
+        data = tiny(seed=seed, total_timesteps=1024, pipeline=pipeline)
         data["eval"].update(every=0, final_games=0)
         data["checkpoint"]["every"] = 0
         data["log"]["tensorboard"] = False
@@ -90,3 +93,50 @@ def test_fast_adam_makes_adams_update():
     for slow, fast in zip(*results):
         torch.testing.assert_close(fast, slow, rtol=1e-5, atol=1e-6)
     assert not torch.equal(results[0][0], start[0])
+
+
+def _pipelined_model(n_steps=8):
+    config = config_from_dict(tiny())
+    env = make_vec_env(config)
+    model = RolloutPPO("MlpPolicy", env, policy_kwargs=_policy_kwargs(config), seed=0, device="cpu", n_steps=n_steps,
+                       batch_size=16, n_epochs=1)
+    model.pipeline = True
+    env.add_snapshot(export_policy(model, "tracked"), 0)
+    return model, env
+
+
+def test_the_pipeline_collects_each_rollout_with_the_weights_before_the_update():
+    """The second rollout is collected during the first update, acting with the weights from before it: its stored
+    log-probabilities are those weights', not the trained ones'; its steps are counted and the run ends on time."""
+    model, env = _pipelined_model()
+    start = {k: v.clone() for k, v in model.policy.state_dict().items()}
+    model.learn(total_timesteps=2 * 8 * env.num_envs)
+    assert model.num_timesteps == 2 * 8 * env.num_envs
+    behaviour = model._behaviour.state_dict()
+    assert all(torch.equal(behaviour[k], start[k]) for k in start)
+    assert not all(torch.equal(model.policy.state_dict()[k], start[k]) for k in start)
+    buffer = model.rollout_buffer  # the second rollout, handed over for the second update
+    observations = torch.as_tensor(buffer.observations.reshape(-1, buffer.observations.shape[-1]))
+    actions = torch.as_tensor(buffer.actions.reshape(-1))
+    masks = buffer.action_masks.reshape(len(actions), -1)
+    with torch.no_grad():
+        _, then, _ = model._behaviour.evaluate_actions(observations, actions, action_masks=masks)
+        _, now, _ = model.policy.evaluate_actions(observations, actions, action_masks=masks)
+    np.testing.assert_allclose(buffer.log_probs.reshape(-1), then.numpy(), rtol=0, atol=1e-5)
+    assert not np.allclose(buffer.log_probs.reshape(-1), now.numpy(), rtol=0, atol=1e-5)
+
+
+def test_an_error_in_the_rollout_thread_reaches_the_caller():
+    """An exception while the next rollout is collected beside the update is raised by learn()."""
+    model, env = _pipelined_model()
+    step, calls = env.step_wait, []
+
+    def failing():
+        calls.append(1)
+        if len(calls) > 8:  # the first rollout is collected on the main thread, the second on the other
+            raise RuntimeError("engine failure")
+        return step()
+
+    env.step_wait = failing
+    with pytest.raises(RuntimeError, match="engine failure"):
+        model.learn(total_timesteps=3 * 8 * env.num_envs)

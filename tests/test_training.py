@@ -176,7 +176,7 @@ def test_resume_continues_the_step_count(run, tmp_path, capsys):
 
 
 def test_subprocess_envs_get_the_snapshots(tmp_path):
-    data = tiny(total_timesteps=1024)
+    data = tiny(total_timesteps=1024, pipeline=False)  # the pipeline needs the batched stack
     data["env"].update(vec_env="subproc", n_envs=2, observation_encoding="onehot")
     data["ppo"].update(extractor_layer=0, share_extractor=True)  # the compact extractor's layer needs compact
     data["pool"].update(snapshot_every=256, mixture={"latest": 1.0})
@@ -359,6 +359,9 @@ def test_shipped_rllib_configs_load_without_ray(name):
     ({"ppo": {"extractor_layer": 64}, "env": {"observation_encoding": "onehot", "vec_env": "dummy"}},
      r"ppo.extractor_layer \(64\) needs env.observation_encoding 'compact'"),
     ({"ppo": {"batch_size": 1024}}, r"ppo.batch_size \(1024\) must be at most one rollout, .* = 256"),
+    ({"update_threads": 2}, r"pipeline needs .* update_threads 0 \(got 2\): the update runs beside the next rollout"),
+    ({"env": {"vec_env": "dummy", "observation_encoding": "onehot"}, "ppo": {"extractor_layer": 0}},
+     r"pipeline needs env.vec_env 'batched' \(got 'dummy'\)"),
     ({"eval": {"opponents": ["wizard"]}}, r"eval.opponents: unknown agent 'wizard'"),
     ({"log": "loud"}, r"section 'log' must be a mapping"),
     ({"seed": True}, r"seed must be an integer"),

@@ -252,6 +252,8 @@ class TrainConfig:
     torch_threads: int = option("torch threads while rollouts are collected", 1)
     update_threads: int = option("up to this many torch threads in PPO updates while measured faster "
                                  "(0: torch_threads)", 0)
+    pipeline: bool = option("collect each rollout after the first on a second thread during the PPO update before "
+                            "it (one update behind; needs env.vec_env batched and update_threads 0)", False)
     env: EnvConfig = option("the training games", factory=EnvConfig)
     pool: PoolConfig = option("the opponent pool", factory=PoolConfig)
     ppo: PPOConfig = option("MaskablePPO's hyperparameters", factory=PPOConfig)
@@ -321,6 +323,11 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
         raise ConfigError(f"{source}: ppo.extractor_layer ({config.ppo.extractor_layer}) needs "
                           "env.observation_encoding 'compact' (it is the compact extractor's layer); use 0 with "
                           "the onehot encoding")
+    if config.pipeline and (config.env.vec_env != "batched" or config.ppo.belief_head
+                            or config.update_threads not in (0, config.torch_threads)):
+        raise ConfigError(f"{source}: pipeline needs env.vec_env 'batched' (got {config.env.vec_env!r}), no "
+                          f"ppo.belief_head (got {config.ppo.belief_head}) and update_threads 0 (got "
+                          f"{config.update_threads}): the update runs beside the next rollout, each on its own core")
     if config.ppo.belief_head and config.env.vec_env != "batched":
         raise ConfigError(f"{source}: ppo.belief_head ({config.ppo.belief_head}) needs env.vec_env 'batched' (its "
                           "labels come from the batched games); use 0 with dummy or subproc")

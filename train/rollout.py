@@ -13,6 +13,9 @@ class falls back to SB3's collector.
 
 from __future__ import annotations
 
+import copy
+import threading
+
 import numba
 import numpy as np
 import torch
@@ -22,56 +25,133 @@ from .vec_selfplay import SelfPlayVecEnv
 
 
 class RolloutPPO(MaskablePPO):
-    """MaskablePPO whose rollouts of a SelfPlayVecEnv take the lean path of the module docstring."""
+    """MaskablePPO whose rollouts of a SelfPlayVecEnv take the lean path of the module docstring; with
+    ``pipeline`` set, each rollout after the first is collected on a second thread while the update before it
+    runs (one update behind: see ``train``)."""
+
+    pipeline = False  # the trainer sets it from ppo.pipeline
+
+    def learn(self, *args, **kwargs):
+        """MaskablePPO.learn; a rollout prefetched by an earlier call is dropped (the env may be reset)."""
+        self._prefetched = None
+        return super().learn(*args, **kwargs)
 
     def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int, use_masking: bool = True) -> bool:
-        """Fill ``rollout_buffer`` with ``n_rollout_steps`` steps of every env (as MaskablePPO's collector)."""
+        """Fill ``rollout_buffer`` with ``n_rollout_steps`` steps of every env (as MaskablePPO's collector), or
+        hand over the rollout ``train`` prefetched, its callbacks run step by step now."""
         from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
         if not (use_masking and isinstance(env, SelfPlayVecEnv) and type(self.policy) is MaskableActorCriticPolicy):
             return super().collect_rollouts(env, callback, rollout_buffer, n_rollout_steps, use_masking)
-        self.policy.set_training_mode(False)
-        rollout_buffer.reset()
+        prefetched, self._prefetched = getattr(self, "_prefetched", None), None
         callback.on_rollout_start()
+        if prefetched is None:
+            self.policy.set_training_mode(False)
+
+            def on_step(infos, dones):
+                return self._on_step(env, callback, infos, dones)
+
+            if not self._collect(self.policy, env, rollout_buffer, n_rollout_steps, on_step):
+                return False
+        else:
+            buffer, steps = prefetched
+            for infos, dones in steps:
+                if not self._on_step(env, callback, infos, dones):
+                    return False
+            self._spare_buffer, self.rollout_buffer = self.rollout_buffer, buffer
+        callback.on_rollout_end()
+        return True
+
+    def _on_step(self, env, callback, infos, dones) -> bool:
+        """Count one step of every env and run the callbacks on it (False: stop training)."""
+        self.num_timesteps += env.num_envs
+        callback.update_locals({"infos": infos, "dones": dones})
+        if not callback.on_step():
+            return False
+        self._update_info_buffer(infos, dones)
+        return True
+
+    def _collect(self, policy, env, buffer, n_steps: int, on_step, generator=None) -> bool:
+        """Fill ``buffer`` with ``n_steps`` steps of every env, acting with ``policy``; ``on_step(infos, dones)``
+        after each step (False: stop before storing it); ``generator``: torch's for the action draws."""
+        buffer.reset()
         dones = self._last_episode_starts
-        for _ in range(n_rollout_steps):
+        for _ in range(n_steps):
             masks = env.action_masks()
             observations = self._last_obs
             with torch.no_grad():
-                logits, values = self._forward(observations)
-                uniforms = torch.rand(logits.shape, dtype=torch.float64).numpy()
+                logits, values = _forward(policy, observations)
+                uniforms = torch.rand(logits.shape, dtype=torch.float64, generator=generator).numpy()
             actions = np.empty(len(masks), np.int64)
             log_probs = np.empty(len(masks), np.float32)
             _sample(logits.numpy(), masks, uniforms, actions, log_probs)
             new_obs, rewards, dones, infos = env.step(actions)
-            self.num_timesteps += env.num_envs
-            callback.update_locals(locals())
-            if not callback.on_step():
+            if not on_step(infos, dones):
                 return False
-            self._update_info_buffer(infos, dones)
-            rollout_buffer.add(observations, actions.reshape(-1, 1), rewards, self._last_episode_starts, values,
-                               torch.from_numpy(log_probs), action_masks=masks)
+            buffer.add(observations, actions.reshape(-1, 1), rewards, self._last_episode_starts, values,
+                       torch.from_numpy(log_probs), action_masks=masks)
             self._last_obs = new_obs
             self._last_episode_starts = dones
         with torch.no_grad():
-            _, values = self._forward(new_obs, actor=False)
-        rollout_buffer.compute_returns_and_advantage(last_values=values, dones=dones)
-        callback.on_rollout_end()
+            _, values = _forward(policy, new_obs, actor=False)
+        buffer.compute_returns_and_advantage(last_values=values, dones=dones)
         return True
 
     def train(self) -> None:
-        """MaskablePPO's update, with Adam's fused (or multi-tensor) kernel (``fast_adam``)."""
-        fast_adam(self.policy.optimizer)
-        super().train()
+        """MaskablePPO's update, with Adam's fused (or multi-tensor) kernel (``fast_adam``).
 
-    def _forward(self, observations: np.ndarray, actor: bool = True):
-        """(logits or None, values) of the policy's modules for a batch of observations."""
-        policy = self.policy
-        features = policy.extract_features(torch.as_tensor(observations))
-        pi_features, vf_features = (features, features) if policy.share_features_extractor else features
-        values = policy.value_net(policy.mlp_extractor.forward_critic(vf_features))
-        logits = policy.action_net(policy.mlp_extractor.forward_actor(pi_features)) if actor else None
-        return logits, values
+        With ``pipeline``, the next rollout is collected meanwhile on a second thread, acting with a copy of the
+        weights before this update (so the update after it trains on data one update old: PPO's ratio is taken
+        against the log-probabilities stored with the data, as in asynchronous PPO). The env, numba's kernels and
+        torch's operators release the GIL, so both cores work; its steps' callbacks run when
+        ``collect_rollouts`` hands it over, on the main thread. Runs stay reproducible: the thread draws from its
+        own torch generator, and the update draws its minibatches from numpy's."""
+        fast_adam(self.policy.optimizer)
+        if not (self.pipeline and isinstance(self.env, SelfPlayVecEnv) and self.num_timesteps < self._total_timesteps):
+            super().train()
+            return
+        behaviour, buffer, generator = self._pipeline_parts()
+        behaviour.load_state_dict(self.policy.state_dict())
+        steps, errors = [], []
+
+        def collect():
+            try:
+                self._collect(behaviour, self.env, buffer, self.n_steps,
+                              lambda infos, dones: steps.append((infos, dones)) is None, generator)
+            except BaseException as error:  # re-raised on the main thread
+                errors.append(error)
+
+        thread = threading.Thread(target=collect, name="packetrow-rollout")
+        thread.start()
+        try:
+            super().train()
+        finally:
+            thread.join()
+        if errors:
+            raise errors[0]
+        self._prefetched = buffer, steps
+
+    def _pipeline_parts(self):
+        """(the behaviour policy's copy, the spare rollout buffer, the rollout thread's torch generator), made once."""
+        if getattr(self, "_behaviour", None) is None:
+            self._behaviour = copy.deepcopy(self.policy)
+            self._behaviour.optimizer = None
+            self._behaviour.set_training_mode(False)
+            self._spare_buffer = copy.deepcopy(self.rollout_buffer)
+            self._rollout_generator = torch.Generator().manual_seed(int(torch.randint(2 ** 62, ())))
+        return self._behaviour, self._spare_buffer, self._rollout_generator
+
+    def _excluded_save_params(self) -> list[str]:
+        return [*super()._excluded_save_params(), "_behaviour", "_spare_buffer", "_rollout_generator", "_prefetched"]
+
+
+def _forward(policy, observations: np.ndarray, actor: bool = True):
+    """(logits or None, values) of a policy's modules for a batch of observations."""
+    features = policy.extract_features(torch.as_tensor(observations))
+    pi_features, vf_features = (features, features) if policy.share_features_extractor else features
+    values = policy.value_net(policy.mlp_extractor.forward_critic(vf_features))
+    logits = policy.action_net(policy.mlp_extractor.forward_actor(pi_features)) if actor else None
+    return logits, values
 
 
 def fast_adam(optimizer) -> None:

@@ -357,6 +357,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
                 vec_env.env_method("add_snapshot", NumpyPolicy.load_npz(path), step)
             if not snapshots:
                 add_snapshot(model, vec_env, out, config)
+        model.pipeline = config.pipeline
         remaining = config.total_timesteps - model.num_timesteps
         if remaining <= 0:
             raise ConfigError(f"the checkpoint has already trained {model.num_timesteps} steps and total_timesteps is "
