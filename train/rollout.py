@@ -29,7 +29,7 @@ class RolloutPPO(MaskablePPO):
     ``pipeline`` set, each rollout after the first is collected on a second thread while the update before it
     runs (one update behind: see ``train``)."""
 
-    pipeline = False  # the trainer sets it from ppo.pipeline
+    pipeline = False  # the trainer sets it from the config's pipeline
 
     def learn(self, *args, **kwargs):
         """MaskablePPO.learn; a rollout prefetched by an earlier call is dropped (the env may be reset)."""
@@ -39,9 +39,7 @@ class RolloutPPO(MaskablePPO):
     def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int, use_masking: bool = True) -> bool:
         """Fill ``rollout_buffer`` with ``n_rollout_steps`` steps of every env (as MaskablePPO's collector), or
         hand over the rollout ``train`` prefetched, its callbacks run step by step now."""
-        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-
-        if not (use_masking and isinstance(env, SelfPlayVecEnv) and type(self.policy) is MaskableActorCriticPolicy):
+        if not (use_masking and self._lean(env)):
             return super().collect_rollouts(env, callback, rollout_buffer, n_rollout_steps, use_masking)
         prefetched, self._prefetched = getattr(self, "_prefetched", None), None
         callback.on_rollout_start()
@@ -61,6 +59,12 @@ class RolloutPPO(MaskablePPO):
             self._spare_buffer, self.rollout_buffer = self.rollout_buffer, buffer
         callback.on_rollout_end()
         return True
+
+    def _lean(self, env) -> bool:
+        """Whether rollouts of ``env`` take the lean path (a SelfPlayVecEnv and MaskablePPO's own policy class)."""
+        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+        return isinstance(env, SelfPlayVecEnv) and type(self.policy) is MaskableActorCriticPolicy
 
     def _on_step(self, env, callback, infos, dones) -> bool:
         """Count one step of every env and run the callbacks on it (False: stop training)."""
@@ -107,7 +111,7 @@ class RolloutPPO(MaskablePPO):
         ``collect_rollouts`` hands it over, on the main thread. Runs stay reproducible: the thread draws from its
         own torch generator, and the update draws its minibatches from numpy's."""
         fast_adam(self.policy.optimizer)
-        if not (self.pipeline and isinstance(self.env, SelfPlayVecEnv) and self.num_timesteps < self._total_timesteps):
+        if not (self.pipeline and self._lean(self.env) and self.num_timesteps < self._total_timesteps):
             super().train()
             return
         behaviour, buffer, generator = self._pipeline_parts()
