@@ -5,7 +5,8 @@ A record file is JSON lines. Line 1 is the header: ``format`` ("packetrow-record
 ``source`` ("tournament" or "ladder"), ``num_players``, the entries' ``agents`` (names) and ``specs``, the
 tournament ``seed``, its seat ``schedule`` ("rotation", or "duplicate-rotations" / "duplicate-permutations")
 and the ``observation_mode``; a tournament whose agents read model files adds ``models``, each file's name
-(``registry.model_files``) and sha256 (``file_hash``), so that a run resumed later can tell a retrained model. Every further line is one game: its ``index``, ``deal``, deal ``seed``, the
+(``registry.model_files``) and sha256 (``file_hash``), so that a run resumed later can tell a retrained model.
+Every further line is one game: its ``index``, ``deal``, deal ``seed``, the
 ``num_players``, the ``agent_seeds`` and ``entries`` (entry index) of its seats, their ``agents`` and ``specs``, the ``actions``
 in order and the final ``scores`` (``Game.scores()``) and ``ranks``. ``Game.new(num_players, seed)`` and the
 actions replay a game exactly, and the replay must give the recorded scores. The JSON Schema of both
@@ -231,4 +232,5 @@ def replay_record(records: Records, index: int) -> Game:
 
 
 __all__ = ["FORMAT", "VERSION", "RecordError", "Records", "ReplayError", "catalogue_hash", "file_hash",
-           "iter_replay", "make_header", "parse_records", "read_records", "replay_record", "schema", "validate_file", "write_records"]
+           "iter_replay", "make_header", "parse_records", "read_records", "replay_record", "schema", "validate_file",
+           "write_records"]

@@ -45,11 +45,8 @@ class RolloutPPO(MaskablePPO):
         callback.on_rollout_start()
         if prefetched is None:
             self.policy.set_training_mode(False)
-
-            def on_step(infos, dones):
-                return self._on_step(env, callback, infos, dones)
-
-            if not self._collect(self.policy, env, rollout_buffer, n_rollout_steps, on_step):
+            if not self._collect(self.policy, env, rollout_buffer, n_rollout_steps,
+                                 lambda infos, dones: self._on_step(env, callback, infos, dones)):
                 return False
         else:
             buffer, steps = prefetched
@@ -116,12 +113,15 @@ class RolloutPPO(MaskablePPO):
             return
         behaviour, buffer, generator = self._pipeline_parts()
         behaviour.load_state_dict(self.policy.state_dict())
-        steps, errors = [], []
+        steps, errors = [], []  # each step's (infos, dones), for its callbacks on the main thread
+
+        def record(infos, dones) -> bool:
+            steps.append((infos, dones))
+            return True
 
         def collect():
             try:
-                self._collect(behaviour, self.env, buffer, self.n_steps,
-                              lambda infos, dones: steps.append((infos, dones)) is None, generator)
+                self._collect(behaviour, self.env, buffer, self.n_steps, record, generator)
             except BaseException as error:  # re-raised on the main thread
                 errors.append(error)
 
