@@ -11,7 +11,8 @@ import torch  # noqa: E402
 
 from packetrow_agents.policy import NumpyPolicy, export_policy  # noqa: E402
 from packetrow_train.config import config_from_dict  # noqa: E402
-from packetrow_train.rollout import RolloutPPO, _forward, _sample  # noqa: E402
+from packetrow_train.rollout import LeanMaskablePolicy, RolloutPPO, _forward, _sample  # noqa: E402
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy  # noqa: E402
 from packetrow_train.selfplay import _policy_kwargs, make_vec_env, train  # noqa: E402
 from tests.test_training import tiny  # noqa: E402
 
@@ -32,11 +33,47 @@ def test_the_lean_forward_is_sb3s(share):
         actions = np.empty(len(masks), np.int64)
         log_probs = np.empty(len(masks), np.float32)
         _sample(logits.numpy(), masks, np.random.default_rng(0).random(logits.shape), actions, log_probs)
-        expected_values, expected_log_probs, _ = model.policy.evaluate_actions(
+        expected_values, expected_log_probs, _ = MaskableActorCriticPolicy.evaluate_actions(model.policy,
             torch.as_tensor(observations), torch.as_tensor(actions), action_masks=masks)
     assert masks[np.arange(len(masks)), actions].all()
     np.testing.assert_allclose(values.numpy(), expected_values.numpy(), rtol=0, atol=0)
     np.testing.assert_allclose(log_probs, expected_log_probs.numpy(), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("share", [False, True])
+def test_the_lean_update_forward_is_sb3s(share):
+    """LeanMaskablePolicy.evaluate_actions gives SB3's values, log-probabilities and entropies, and the same
+    gradients of a PPO-style loss, for rollout data with masked actions (and SB3's path without masks)."""
+    data = tiny()
+    data["ppo"]["share_extractor"] = share
+    config = config_from_dict(data)
+    env = make_vec_env(config)
+    model = RolloutPPO("MlpPolicy", env, policy_kwargs=_policy_kwargs(config), seed=0, device="cpu", n_steps=16,
+                       batch_size=16)
+    assert type(model.policy) is LeanMaskablePolicy
+    env.add_snapshot(export_policy(model, "tracked"), 0)
+    model.learn(total_timesteps=16 * env.num_envs)
+    batch = next(model.rollout_buffer.get(64))
+    masks = batch.action_masks
+    assert (masks.sum(axis=1) < masks.shape[1]).all()  # every row has illegal actions
+    actions = batch.actions.long().flatten()
+    results = []
+    for evaluate in (MaskableActorCriticPolicy.evaluate_actions, LeanMaskablePolicy.evaluate_actions):
+        model.policy.zero_grad()
+        values, log_prob, entropy = evaluate(model.policy, batch.observations, actions, action_masks=masks)
+        (values.sum() + log_prob.exp().sum() - 0.01 * entropy.sum()).backward()
+        grads = [p.grad.clone() for p in model.policy.parameters() if p.grad is not None]
+        results.append((values.detach(), log_prob.detach(), entropy.detach(), grads))
+    (sb3_values, sb3_log_prob, sb3_entropy, sb3_grads), (values, log_prob, entropy, grads) = results
+    torch.testing.assert_close(values, sb3_values, rtol=0, atol=0)
+    torch.testing.assert_close(log_prob, sb3_log_prob, rtol=0, atol=1e-5)
+    torch.testing.assert_close(entropy, sb3_entropy, rtol=0, atol=1e-5)
+    assert len(grads) == len(sb3_grads) and len(grads) > 4
+    for grad, sb3_grad in zip(grads, sb3_grads):
+        torch.testing.assert_close(grad, sb3_grad, rtol=1e-4, atol=1e-5)
+    unmasked = model.policy.evaluate_actions(batch.observations, actions)
+    expected = MaskableActorCriticPolicy.evaluate_actions(model.policy, batch.observations, actions)
+    assert all(torch.equal(a, b) for a, b in zip(unmasked, expected))
 
 
 def test_samples_follow_the_masked_softmax():

@@ -20,15 +20,44 @@ import numba
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 from .vec_selfplay import SelfPlayVecEnv
 
 
-class RolloutPPO(MaskablePPO):
-    """MaskablePPO whose rollouts of a SelfPlayVecEnv take the lean path of the module docstring; with
-    ``pipeline`` set, each rollout after the first is collected on a second thread while the update before it
-    runs (one update behind: see ``train``)."""
+# exp() of a float32 far below -88 (a masked logit's -1e8, an underflow) takes CPU's slow path: measured 10-40x the
+# time of an ordinary exp on the development machine, more than the minibatch's matrix products for the policy head
+LOG_PROB_FLOOR = -80.0
 
+
+class LeanMaskablePolicy(MaskableActorCriticPolicy):
+    """MaskableActorCriticPolicy whose ``evaluate_actions`` (the PPO update's forward) skips the distribution
+    objects: the same values, log-probabilities and entropies (to float rounding) in fewer operations, and with
+    no exp() of the masked logits' -1e8 (``LOG_PROB_FLOOR``); measured 15% faster PPO updates for quick.yaml's
+    network."""
+
+    def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor, action_masks=None):
+        """(values, log-probabilities of ``actions``, entropies) under the masked policy, as MaskableActorCriticPolicy's."""
+        if action_masks is None:
+            return super().evaluate_actions(obs, actions, action_masks)
+        features = self.extract_features(obs)
+        pi_features, vf_features = (features, features) if self.share_features_extractor else features
+        logits = self.action_net(self.mlp_extractor.forward_actor(pi_features))
+        values = self.value_net(self.mlp_extractor.forward_critic(vf_features))
+        illegal = ~torch.as_tensor(action_masks, dtype=torch.bool).reshape(logits.shape)
+        log_p = logits.masked_fill(illegal, -1e8).log_softmax(dim=-1)  # -1e8: sb3-contrib's mask value
+        log_prob = log_p.gather(1, actions.long().reshape(-1, 1)).reshape(-1)
+        # the floor only touches illegal actions (a legal one's log-probability below -80 is 0 in float32 too)
+        entropy = -(log_p.clamp(min=LOG_PROB_FLOOR).exp() * log_p).masked_fill(illegal, 0.0).sum(dim=-1)
+        return values, log_prob, entropy
+
+
+class RolloutPPO(MaskablePPO):
+    """MaskablePPO whose rollouts of a SelfPlayVecEnv take the lean path of the module docstring, and whose
+    updates the LeanMaskablePolicy's; with ``pipeline`` set, each rollout after the first is collected on a
+    second thread while the update before it runs (one update behind: see ``train``)."""
+
+    policy_aliases = {**MaskablePPO.policy_aliases, "MlpPolicy": LeanMaskablePolicy}
     pipeline = False  # the trainer sets it from the config's pipeline
 
     def learn(self, *args, **kwargs):
@@ -58,10 +87,9 @@ class RolloutPPO(MaskablePPO):
         return True
 
     def _lean(self, env) -> bool:
-        """Whether rollouts of ``env`` take the lean path (a SelfPlayVecEnv and MaskablePPO's own policy class)."""
-        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-
-        return isinstance(env, SelfPlayVecEnv) and type(self.policy) is MaskableActorCriticPolicy
+        """Whether rollouts of ``env`` take the lean path (a SelfPlayVecEnv and MaskablePPO's own policy class or
+        the lean one)."""
+        return isinstance(env, SelfPlayVecEnv) and type(self.policy) in (MaskableActorCriticPolicy, LeanMaskablePolicy)
 
     def _on_step(self, env, callback, infos, dones) -> bool:
         """Count one step of every env and run the callbacks on it (False: stop training)."""
