@@ -120,7 +120,7 @@ def _stack_arrays(stack: PolicyStack | None, size: int) -> tuple:
         zero = np.zeros((1, 1, 1), np.float32)
         return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((1, 0, 1, 1), np.float32), 0, (zero,),
                 (np.zeros((1, 1), np.float32),), False, max(size, 1))
-    return (stack.index_positions, stack.rest_positions, stack.projected, stack._first_rest, stack.weights,
+    return (stack.index_positions, stack.rest_positions, stack.projected, stack._first_rest, stack.kernel_weights,
             stack.biases, stack.relu, size)
 
 
@@ -184,7 +184,8 @@ def _move(b, tab, contract_ids, hc, mask, ended, sc, assigned, kinds, params, st
     acts = np.zeros(hb.NUM_OPTIONS, np.int64)
     size = stack[7]
     x = np.zeros((1, size), np.float32)
-    logits = np.zeros((1, stack[4][-1].shape[2]), np.float32)
+    last = stack[4][-1]  # the action layer: (policy, in, out) if it is the first, else (policy, out, in)
+    logits = np.zeros((1, last.shape[2] if len(stack[4]) == 1 else last.shape[1]), np.float32)
     one = np.zeros(1, np.int64)
     rows = np.zeros(1, np.int64)
     targets = np.zeros(1, np.int64)
