@@ -11,7 +11,8 @@ import torch  # noqa: E402
 
 from packetrow_agents.policy import NumpyPolicy, export_policy  # noqa: E402
 from packetrow_train.config import config_from_dict  # noqa: E402
-from packetrow_train.rollout import LeanMaskablePolicy, RolloutPPO, _forward, _sample  # noqa: E402
+from packetrow_train.rollout import LeanMaskablePolicy, LeanRolloutBuffer, RolloutPPO, _forward, _sample  # noqa: E402
+from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer  # noqa: E402
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy  # noqa: E402
 from packetrow_train.selfplay import _policy_kwargs, make_vec_env, train  # noqa: E402
 from tests.test_training import tiny  # noqa: E402
@@ -43,7 +44,8 @@ def test_the_lean_forward_is_sb3s(share):
 @pytest.mark.parametrize("share", [False, True])
 def test_the_lean_update_forward_is_sb3s(share):
     """LeanMaskablePolicy.evaluate_actions gives SB3's values, log-probabilities and entropies, and the same
-    gradients of a PPO-style loss, for rollout data with masked actions (and SB3's path without masks)."""
+    gradients of a PPO-style loss, for rollout data with masked actions (and SB3's path without masks); the
+    LeanRolloutBuffer's minibatches are SB3's."""
     data = tiny()
     data["ppo"]["share_extractor"] = share
     config = config_from_dict(data)
@@ -71,6 +73,10 @@ def test_the_lean_update_forward_is_sb3s(share):
     assert len(grads) == len(sb3_grads) and len(grads) > 4
     for grad, sb3_grad in zip(grads, sb3_grads):
         torch.testing.assert_close(grad, sb3_grad, rtol=1e-4, atol=1e-5)
+    assert isinstance(model.rollout_buffer, LeanRolloutBuffer)
+    rows = np.random.default_rng(0).permutation(16 * env.num_envs)[:50]
+    lean, sb3 = (cls._get_samples(model.rollout_buffer, rows) for cls in (LeanRolloutBuffer, MaskableRolloutBuffer))
+    assert all(a.dtype == b.dtype and torch.equal(a, b) for a, b in zip(lean, sb3))
     unmasked = model.policy.evaluate_actions(batch.observations, actions)
     expected = MaskableActorCriticPolicy.evaluate_actions(model.policy, batch.observations, actions)
     assert all(torch.equal(a, b) for a, b in zip(unmasked, expected))

@@ -19,7 +19,9 @@ import threading
 import numba
 import numpy as np
 import torch
+from gymnasium import spaces
 from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer, MaskableRolloutBufferSamples
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
 from .vec_selfplay import SelfPlayVecEnv
@@ -52,6 +54,24 @@ class LeanMaskablePolicy(MaskableActorCriticPolicy):
         return values, log_prob, entropy
 
 
+class LeanRolloutBuffer(MaskableRolloutBuffer):
+    """MaskableRolloutBuffer whose minibatches torch gathers from views of its arrays: one copy of each, where
+    SB3 copies twice (numpy's fancy index, then into a tensor); measured 3% of quick.yaml's PPO update."""
+
+    def _get_samples(self, batch_inds: np.ndarray, env=None) -> MaskableRolloutBufferSamples:
+        if env is not None or self.device.type != "cpu":
+            return super()._get_samples(batch_inds, env)
+        rows = torch.from_numpy(np.asarray(batch_inds, dtype=np.int64))
+
+        def take(array):
+            return torch.from_numpy(array).index_select(0, rows)
+
+        return MaskableRolloutBufferSamples(
+            take(self.observations), take(self.actions),
+            *(take(a).flatten() for a in (self.values, self.log_probs, self.advantages, self.returns)),
+            take(self.action_masks).reshape(-1, self.mask_dims))
+
+
 class RolloutPPO(MaskablePPO):
     """MaskablePPO whose rollouts of a SelfPlayVecEnv take the lean path of the module docstring, and whose
     updates the LeanMaskablePolicy's; with ``pipeline`` set, each rollout after the first is collected on a
@@ -59,6 +79,11 @@ class RolloutPPO(MaskablePPO):
 
     policy_aliases = {**MaskablePPO.policy_aliases, "MlpPolicy": LeanMaskablePolicy}
     pipeline = False  # the trainer sets it from the config's pipeline
+
+    def _setup_model(self) -> None:
+        if self.rollout_buffer_class is None and not isinstance(self.observation_space, spaces.Dict):
+            self.rollout_buffer_class = LeanRolloutBuffer
+        super()._setup_model()
 
     def learn(self, *args, **kwargs):
         """MaskablePPO.learn; a rollout prefetched by an earlier call is dropped (the env may be reset)."""
