@@ -325,7 +325,8 @@ def _export_network(model, extractor, layers, head, observation_mode, metadata) 
     if first is not None:  # the extractor's own first layer, on the features the numpy input stage computes
         weights.append(first[0])
         biases.append(first[1])
-        activations.add({torch.nn.Tanh: "tanh", torch.nn.ReLU: "relu"}.get(type(extractor.activation), "other"))
+        activations.add("tanh" if isinstance(extractor.activation, torch.nn.Tanh)
+                        else "relu" if isinstance(extractor.activation, torch.nn.ReLU) else "other")
     for module in layers:
         if isinstance(module, torch.nn.Linear):
             weights.append(module.weight.detach().cpu().numpy().T.copy())

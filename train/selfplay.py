@@ -226,7 +226,9 @@ def add_snapshot(model, vec_env, out: Path, config: TrainConfig) -> None:
 def _policy_kwargs(config: TrainConfig) -> dict:
     import torch
 
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.ppo.activation]
+    from .fast_tanh import FastTanh
+
+    activation = {"tanh": FastTanh, "relu": torch.nn.ReLU}[config.ppo.activation]
     kwargs = {"net_arch": list(config.ppo.net_arch), "activation_fn": activation}
     if config.env.observation_encoding == "compact":
         from .compact_extractor import compact_policy_kwargs
