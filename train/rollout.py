@@ -1,11 +1,13 @@
 """Rollouts of the batched self-play env without SB3's per-step machinery: MaskablePPO with its own collector.
 
-``RolloutPPO`` is sb3-contrib's MaskablePPO (the update, checkpoints, logging and callbacks unchanged) whose
+``RolloutPPO`` is sb3-contrib's MaskablePPO (its update loop, checkpoints, logging and callbacks unchanged) whose
 ``collect_rollouts`` fills the same ``MaskableRolloutBuffer`` from a ``SelfPlayVecEnv`` with fewer calls per
 step: one forward through the policy's modules (features, actor and critic, no distribution objects), the
 masked sample and its log-probability in one compiled call (the Gumbel trick on ``torch.rand`` draws, so the
 run stays reproducible from SB3's seed), and the env's opponents moved in compiled code
-(``packetrow_agents.opponents_batch``); the update is MaskablePPO's with Adam's fused kernel. Measured on the
+(``packetrow_agents.opponents_batch``). The update is MaskablePPO's with three shortcuts, the same arithmetic to
+float rounding: the policy's ``evaluate_actions`` without distribution objects (``LeanMaskablePolicy``), each
+minibatch gathered once by torch (``LeanRolloutBuffer``) and Adam's fused kernel. Measured on the
 development machine: the forward costs about 0.6 of SB3's ``policy(obs, action_masks)`` at 128 rows (723 against
 1,256 us); a numba forward of the exported weights (``PolicyStack``) was no faster there. Any other env or policy
 class falls back to SB3's collector.
