@@ -18,16 +18,22 @@ from packetrow_train.selfplay import _policy_kwargs, make_vec_env, train  # noqa
 from tests.test_training import tiny  # noqa: E402
 
 
-@pytest.mark.parametrize("share", [False, True])
-def test_the_lean_forward_is_sb3s(share):
-    """Logits, values and the sampled actions' log-probabilities are SB3's for the same observations."""
+def _model(share: bool, n_steps: int):
+    """A RolloutPPO on tiny()'s env (policy and value network sharing their extractor or not) and that env."""
     data = tiny()
     data["ppo"]["share_extractor"] = share
     config = config_from_dict(data)
     env = make_vec_env(config)
-    model = RolloutPPO("MlpPolicy", env, policy_kwargs=_policy_kwargs(config), seed=0, device="cpu", n_steps=8,
-                       batch_size=16)
+    model = RolloutPPO("MlpPolicy", env, policy_kwargs=_policy_kwargs(config), seed=0, device="cpu",
+                       n_steps=n_steps, batch_size=16)
     env.add_snapshot(export_policy(model, "tracked"), 0)
+    return model, env
+
+
+@pytest.mark.parametrize("share", [False, True])
+def test_the_lean_forward_is_sb3s(share):
+    """Logits, values and the sampled actions' log-probabilities are SB3's for the same observations."""
+    model, env = _model(share, n_steps=8)
     observations, masks = env.reset(), env.action_masks()
     with torch.no_grad():
         logits, values = _forward(model.policy, observations)
@@ -46,14 +52,8 @@ def test_the_lean_update_forward_is_sb3s(share):
     """LeanMaskablePolicy.evaluate_actions gives SB3's values, log-probabilities and entropies, and the same
     gradients of a PPO-style loss, for rollout data with masked actions (and SB3's path without masks); the
     LeanRolloutBuffer's minibatches are SB3's."""
-    data = tiny()
-    data["ppo"]["share_extractor"] = share
-    config = config_from_dict(data)
-    env = make_vec_env(config)
-    model = RolloutPPO("MlpPolicy", env, policy_kwargs=_policy_kwargs(config), seed=0, device="cpu", n_steps=16,
-                       batch_size=16)
+    model, env = _model(share, n_steps=16)
     assert type(model.policy) is LeanMaskablePolicy
-    env.add_snapshot(export_policy(model, "tracked"), 0)
     model.learn(total_timesteps=16 * env.num_envs)
     batch = next(model.rollout_buffer.get(64))
     masks = batch.action_masks

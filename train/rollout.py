@@ -41,7 +41,7 @@ class LeanMaskablePolicy(MaskableActorCriticPolicy):
     network."""
 
     def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor, action_masks=None):
-        """(values, log-probabilities of ``actions``, entropies) under the masked policy, as MaskableActorCriticPolicy's."""
+        """(values, log-probabilities of ``actions``, entropies) under the masked policy, as the parent's."""
         if action_masks is None:
             return super().evaluate_actions(obs, actions, action_masks)
         features = self.extract_features(obs)
@@ -76,7 +76,7 @@ class LeanRolloutBuffer(MaskableRolloutBuffer):
 
 class RolloutPPO(MaskablePPO):
     """MaskablePPO whose rollouts of a SelfPlayVecEnv take the lean path of the module docstring, and whose
-    updates the LeanMaskablePolicy's; with ``pipeline`` set, each rollout after the first is collected on a
+    updates use the LeanMaskablePolicy and LeanRolloutBuffer; with ``pipeline`` set, each rollout after the first is collected on a
     second thread while the update before it runs (one update behind: see ``train``)."""
 
     policy_aliases = {**MaskablePPO.policy_aliases, "MlpPolicy": LeanMaskablePolicy}
