@@ -76,8 +76,8 @@ class LeanRolloutBuffer(MaskableRolloutBuffer):
 
 class RolloutPPO(MaskablePPO):
     """MaskablePPO whose rollouts of a SelfPlayVecEnv take the lean path of the module docstring, and whose
-    updates use the LeanMaskablePolicy and LeanRolloutBuffer; with ``pipeline`` set, each rollout after the first is collected on a
-    second thread while the update before it runs (one update behind: see ``train``)."""
+    updates use the LeanMaskablePolicy and LeanRolloutBuffer; with ``pipeline`` set, each rollout after the
+    first is collected on a second thread while the update before it runs (one update behind: see ``train``)."""
 
     policy_aliases = {**MaskablePPO.policy_aliases, "MlpPolicy": LeanMaskablePolicy}
     pipeline = False  # the trainer sets it from the config's pipeline
