@@ -115,13 +115,14 @@ class OpponentKernel:
 
 
 def _stack_arrays(stack: PolicyStack | None, size: int) -> tuple:
-    """A PolicyStack's arrays as the kernel reads them; a one-layer zero stack where there is none (never read)."""
+    """A PolicyStack's arrays as the kernel reads them, the observation size and the action count; a one-layer
+    zero stack where there is none (never read)."""
     if stack is None:
         zero = np.zeros((1, 1, 1), np.float32)
         return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((1, 0, 1, 1), np.float32), 0, (zero,),
-                (np.zeros((1, 1), np.float32),), False, max(size, 1))
+                (np.zeros((1, 1), np.float32),), False, max(size, 1), 1)
     return (stack.index_positions, stack.rest_positions, stack.projected, stack._first_rest, stack.kernel_weights,
-            stack.biases, stack.relu, size)
+            stack.biases, stack.relu, size, stack.num_actions)
 
 
 @numba.njit(**_JIT)
@@ -160,7 +161,7 @@ def _policy_action(b, i, seat, policy, enc, stack, x, logits, one, rows, targets
             b.resume_phase, b.current_board, b.pending, b.n_pending, b.options, b.n_options, b.payment_page,
             b.n_payments, seats, rows, targets, dest, split_at, pair_cards, pair_of, hides_starts, holds_known,
             others_see_options, type_of, number, option_rows, offsets, x)
-    index_positions, rest_positions, projected, first_rest, weights, biases, relu, _ = stack
+    index_positions, rest_positions, projected, first_rest, weights, biases, relu, _, _ = stack
     one[0] = policy
     _logits(x, one, index_positions, rest_positions, projected, first_rest, weights, biases, relu, logits)
     return logits[0]
@@ -184,8 +185,7 @@ def _move(b, tab, contract_ids, hc, mask, ended, sc, assigned, kinds, params, st
     acts = np.zeros(hb.NUM_OPTIONS, np.int64)
     size = stack[7]
     x = np.zeros((1, size), np.float32)
-    last = stack[4][-1]  # the action layer: (policy, in, out) if it is the first, else (policy, out, in)
-    logits = np.zeros((1, last.shape[2] if len(stack[4]) == 1 else last.shape[1]), np.float32)
+    logits = np.zeros((1, stack[8]), np.float32)
     one = np.zeros(1, np.int64)
     rows = np.zeros(1, np.int64)
     targets = np.zeros(1, np.int64)

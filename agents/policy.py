@@ -325,16 +325,13 @@ def _export_network(model, extractor, layers, head, observation_mode, metadata) 
     if first is not None:  # the extractor's own first layer, on the features the numpy input stage computes
         weights.append(first[0])
         biases.append(first[1])
-        activations.add("tanh" if isinstance(extractor.activation, torch.nn.Tanh)
-                        else "relu" if isinstance(extractor.activation, torch.nn.ReLU) else "other")
+        activations.add(_activation_name(extractor.activation) or "other")
     for module in layers:
         if isinstance(module, torch.nn.Linear):
             weights.append(module.weight.detach().cpu().numpy().T.copy())
             biases.append(module.bias.detach().cpu().numpy().copy())
-        elif isinstance(module, torch.nn.Tanh):
-            activations.add("tanh")
-        elif isinstance(module, torch.nn.ReLU):
-            activations.add("relu")
+        elif _activation_name(module):
+            activations.add(_activation_name(module))
         else:
             raise ModelFormatError(f"cannot export the layer {module!r}; the numpy policy supports Linear layers "
                                    f"with {' or '.join(ACTIVATIONS)} activations")
@@ -351,6 +348,13 @@ def _export_network(model, extractor, layers, head, observation_mode, metadata) 
         raise ModelFormatError(f"the exported network reads {exported.observation_size} floats but the model's "
                                f"observation space has {size}")
     return exported
+
+
+def _activation_name(module) -> str | None:
+    """"tanh" or "relu" for those activation modules (subclasses included, e.g. the trainer's FastTanh), else None."""
+    import torch
+
+    return "tanh" if isinstance(module, torch.nn.Tanh) else "relu" if isinstance(module, torch.nn.ReLU) else None
 
 
 def import_policy(model, policy: NumpyPolicy, value_features: bool = True) -> None:

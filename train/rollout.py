@@ -44,10 +44,7 @@ class LeanMaskablePolicy(MaskableActorCriticPolicy):
         """(values, log-probabilities of ``actions``, entropies) under the masked policy, as the parent's."""
         if action_masks is None:
             return super().evaluate_actions(obs, actions, action_masks)
-        features = self.extract_features(obs)
-        pi_features, vf_features = (features, features) if self.share_features_extractor else features
-        logits = self.action_net(self.mlp_extractor.forward_actor(pi_features))
-        values = self.value_net(self.mlp_extractor.forward_critic(vf_features))
+        logits, values = _forward(self, obs)
         illegal = ~torch.as_tensor(action_masks, dtype=torch.bool).reshape(logits.shape)
         log_p = logits.masked_fill(illegal, -1e8).log_softmax(dim=-1)  # -1e8: sb3-contrib's mask value
         log_prob = log_p.gather(1, actions.long().reshape(-1, 1)).reshape(-1)
