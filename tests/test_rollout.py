@@ -11,6 +11,7 @@ import torch  # noqa: E402
 
 from packetrow_agents.policy import NumpyPolicy, export_policy  # noqa: E402
 from packetrow_train.config import config_from_dict  # noqa: E402
+from packetrow_train import rollout_process  # noqa: E402
 from packetrow_train.rollout import LeanMaskablePolicy, LeanRolloutBuffer, RolloutPPO, _forward, _sample  # noqa: E402
 from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer  # noqa: E402
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy  # noqa: E402
@@ -95,23 +96,41 @@ def test_samples_follow_the_masked_softmax():
     np.testing.assert_allclose(log_probs, np.log(expected[actions]), rtol=1e-5)
 
 
-@pytest.mark.parametrize("pipeline", [False, True])
-def test_training_reproduces_from_the_seed(tmp_path, pipeline):
-    """Two runs of one config and seed end with the same weights; another seed with others (with the pipeline's
-    second thread too)."""
-    def weights(seed, name):
-        data = tiny(seed=seed, total_timesteps=1024, pipeline=pipeline)
-        data["eval"].update(every=0, final_games=0)
-        data["checkpoint"]["every"] = 0
-        data["log"]["tensorboard"] = False
-        result = train(config_from_dict(data), out=tmp_path / name)
-        assert isinstance(result.model, RolloutPPO)
-        policy = NumpyPolicy.load_npz(result.npz_path)
-        return policy.weights + [policy.action_weight]
+def _trained_weights(path, seed: int = 3, pipeline: bool = True, **top) -> list[np.ndarray]:
+    """The exported weights at the end of a tiny() run (no evaluations or checkpoints unless ``top`` says)."""
+    data = tiny(seed=seed, total_timesteps=1024, pipeline=pipeline)
+    data["eval"].update(every=0, final_games=0)
+    data["checkpoint"]["every"] = 0
+    data["log"]["tensorboard"] = False
+    data.update(top)
+    result = train(config_from_dict(data), out=path)
+    assert isinstance(result.model, RolloutPPO)
+    policy = NumpyPolicy.load_npz(result.npz_path)
+    return policy.weights + [policy.action_weight]
 
-    first, again, other = weights(3, "a"), weights(3, "b"), weights(4, "c")
+
+@pytest.mark.parametrize("pipeline", ["off", "thread", "process"])
+def test_training_reproduces_from_the_seed(tmp_path, monkeypatch, pipeline):
+    """Two runs of one config and seed end with the same weights; another seed with others (with the pipeline's
+    rollouts on a second thread or in a forked process too)."""
+    monkeypatch.setattr(RolloutPPO, "pipeline_in_process", pipeline == "process")
+    first, again, other = (_trained_weights(tmp_path / name, seed, pipeline != "off")
+                           for name, seed in (("a", 3), ("b", 3), ("c", 4)))
     assert all(np.array_equal(x, y) for x, y in zip(first, again))
     assert not all(np.array_equal(x, y) for x, y in zip(first, other))
+
+
+@pytest.mark.skipif(not rollout_process.available(), reason="rollouts in a process need fork (Linux)")
+def test_rollouts_in_a_process_train_as_on_a_thread(tmp_path, monkeypatch):
+    """Differential: the pipeline's rollouts collected in a forked process give the same run, weight for weight,
+    as on a thread, across snapshots added to the pool, periodic evaluations and checkpoints."""
+    runs = []
+    for in_process in (False, True):
+        monkeypatch.setattr(RolloutPPO, "pipeline_in_process", in_process)
+        runs.append(_trained_weights(tmp_path / str(in_process), total_timesteps=2048,
+                                     eval=dict(tiny()["eval"], every=1024), checkpoint={"every": 1024}))
+    assert all(np.array_equal(x, y) for x, y in zip(*runs))
+    assert len(list((tmp_path / "True" / "snapshots").glob("*.npz"))) >= 4  # the pool grew while it ran
 
 
 def test_fast_adam_makes_adams_update():
@@ -183,3 +202,17 @@ def test_an_error_in_the_rollout_thread_reaches_the_caller():
     env.step_wait = failing
     with pytest.raises(RuntimeError, match="engine failure"):
         model.learn(total_timesteps=3 * 8 * env.num_envs)
+
+
+@pytest.mark.skipif(not rollout_process.available(), reason="rollouts in a process need fork (Linux)")
+def test_the_rollout_process_stops_with_learn_and_a_next_learn_deals_afresh():
+    """learn() leaves no rollout process behind; the env it stepped is gone with it, so the next learn() starts
+    from fresh deals and trains on."""
+    import multiprocessing
+
+    model, env = _pipelined_model()
+    model.learn(total_timesteps=3 * 8 * env.num_envs)
+    assert model._worker is None and model._last_obs is None
+    assert not [p for p in multiprocessing.active_children() if p.name == "packetrow-rollout"]
+    model.learn(total_timesteps=2 * 8 * env.num_envs, reset_num_timesteps=False)
+    assert model.num_timesteps == 5 * 8 * env.num_envs and model._worker is None

@@ -252,8 +252,9 @@ class TrainConfig:
     torch_threads: int = option("torch threads while rollouts are collected", 1)
     update_threads: int = option("up to this many torch threads in PPO updates while measured faster "
                                  "(0: torch_threads)", 0)
-    pipeline: bool = option("collect each rollout after the first on a second thread during the PPO update before "
-                            "it (one update behind; needs env.vec_env batched and update_threads 0)", False)
+    pipeline: bool = option("collect each rollout after the first on the other core (a forked process on Linux, "
+                            "else a thread) during the PPO update before it (one update behind; needs env.vec_env "
+                            "batched and update_threads 0)", False)
     env: EnvConfig = option("the training games", factory=EnvConfig)
     pool: PoolConfig = option("the opponent pool", factory=PoolConfig)
     ppo: PPOConfig = option("MaskablePPO's hyperparameters", factory=PPOConfig)

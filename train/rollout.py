@@ -25,7 +25,9 @@ from gymnasium import spaces
 from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer, MaskableRolloutBufferSamples
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.policies import BaseModel
 
+from . import rollout_process
 from .vec_selfplay import SelfPlayVecEnv
 
 
@@ -74,10 +76,14 @@ class LeanRolloutBuffer(MaskableRolloutBuffer):
 class RolloutPPO(MaskablePPO):
     """MaskablePPO whose rollouts of a SelfPlayVecEnv take the lean path of the module docstring, and whose
     updates use the LeanMaskablePolicy and LeanRolloutBuffer; with ``pipeline`` set, each rollout after the
-    first is collected on a second thread while the update before it runs (one update behind: see ``train``)."""
+    first is collected on the other core (a forked process or a thread) while the update before it runs (one
+    update behind: see ``train``)."""
 
     policy_aliases = {**MaskablePPO.policy_aliases, "MlpPolicy": LeanMaskablePolicy}
     pipeline = False  # the trainer sets it from the config's pipeline
+    pipeline_in_process = True  # the pipeline's rollouts in a forked process where available (else a thread)
+    _worker = None
+    _unfinished = None  # (last observations, dones) of a rollout whose values and advantages are still to come
 
     def _setup_model(self) -> None:
         if self.rollout_buffer_class is None and not isinstance(self.observation_space, spaces.Dict):
@@ -86,8 +92,11 @@ class RolloutPPO(MaskablePPO):
 
     def learn(self, *args, **kwargs):
         """MaskablePPO.learn; a rollout prefetched by an earlier call is dropped (the env may be reset)."""
-        self._prefetched = None
-        return super().learn(*args, **kwargs)
+        self._prefetched = self._unfinished = None
+        try:
+            return super().learn(*args, **kwargs)
+        finally:
+            self._stop_worker()
 
     def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int, use_masking: bool = True) -> bool:
         """Fill ``rollout_buffer`` with ``n_rollout_steps`` steps of every env (as MaskablePPO's collector), or
@@ -124,16 +133,19 @@ class RolloutPPO(MaskablePPO):
         self._update_info_buffer(infos, dones)
         return True
 
-    def _collect(self, policy, env, buffer, n_steps: int, on_step, generator=None) -> bool:
+    def _collect(self, policy, env, buffer, n_steps: int, on_step, generator=None, values: bool = True) -> bool:
         """Fill ``buffer`` with ``n_steps`` steps of every env, acting with ``policy``; ``on_step(infos, dones)``
-        after each step (False: stop before storing it); ``generator``: torch's for the action draws."""
+        after each step (False: stop before storing it); ``generator``: torch's for the action draws. Without
+        ``values`` the critic is left out (the buffer's values stay zero; ``_finish`` adds them and the
+        advantages)."""
         buffer.reset()
         dones = self._last_episode_starts
+        no_values = None if values else torch.zeros(env.num_envs)
         for _ in range(n_steps):
             masks = env.action_masks()
             observations = self._last_obs
             with torch.no_grad():
-                logits, values = _forward(policy, observations)
+                logits, step_values = _forward(policy, observations, critic=values)
                 uniforms = torch.rand(logits.shape, dtype=torch.float64, generator=generator).numpy()
             actions = np.empty(len(masks), np.int64)
             log_probs = np.empty(len(masks), np.float32)
@@ -141,29 +153,57 @@ class RolloutPPO(MaskablePPO):
             new_obs, rewards, dones, infos = env.step(actions)
             if not on_step(infos, dones):
                 return False
-            buffer.add(observations, actions.reshape(-1, 1), rewards, self._last_episode_starts, values,
-                       torch.from_numpy(log_probs), action_masks=masks)
+            buffer.add(observations, actions.reshape(-1, 1), rewards, self._last_episode_starts,
+                       step_values if values else no_values, torch.from_numpy(log_probs), action_masks=masks)
             self._last_obs = new_obs
             self._last_episode_starts = dones
-        with torch.no_grad():
-            _, values = _forward(policy, new_obs, actor=False)
-        buffer.compute_returns_and_advantage(last_values=values, dones=dones)
+        if values:
+            self._finish(policy, buffer, new_obs, dones, critic_done=True)
         return True
+
+    @staticmethod
+    def _finish(policy, buffer, last_observations, dones, critic_done: bool = False) -> None:
+        """Complete a rollout collected without values: ``policy``'s critic on each step's observations (in the
+        rollout's batches, so the same sums as during collection) and on the last ones, then SB3's advantages."""
+        with torch.no_grad():
+            if not critic_done:
+                for step in range(buffer.buffer_size):
+                    buffer.values[step] = _forward(policy, buffer.observations[step], actor=False)[1].numpy().ravel()
+            _, last_values = _forward(policy, last_observations, actor=False)
+        buffer.compute_returns_and_advantage(last_values=last_values, dones=dones)
 
     def train(self) -> None:
         """MaskablePPO's update, with Adam's fused (or multi-tensor) kernel (``fast_adam``).
 
-        With ``pipeline``, the next rollout is collected meanwhile on a second thread, acting with a copy of the
+        With ``pipeline``, the next rollout is collected meanwhile on the other core, acting with a copy of the
         weights before this update (so the update after it trains on data one update old: PPO's ratio is taken
-        against the log-probabilities stored with the data, as in asynchronous PPO). The env, numba's kernels and
-        torch's operators release the GIL, so both cores work; its steps' callbacks run when
-        ``collect_rollouts`` hands it over, on the main thread. Runs stay reproducible: the thread draws from its
-        own torch generator, and the update draws its minibatches from numpy's."""
+        against the log-probabilities stored with the data, as in asynchronous PPO): in a forked process where
+        ``rollout_process.available()`` (and ``pipeline_in_process``), else on a second thread (the env, numba's
+        kernels and torch's operators release the GIL for their compiled parts). Its steps' callbacks run when
+        ``collect_rollouts`` hands it over, here. Runs stay reproducible, and the same either way: the rollout
+        draws from its own torch generator, and the update draws its minibatches from numpy's."""
         fast_adam(self.policy.optimizer)
+        unfinished, self._unfinished = self._unfinished, None  # a process's rollout, its values still to come
         if not (self.pipeline and self._lean(self.env) and self.num_timesteps < self._total_timesteps):
+            if unfinished is not None:
+                self._finish(self._behaviour, self.rollout_buffer, *unfinished)
             super().train()
             return
         behaviour, buffer, generator = self._pipeline_parts()
+        if self.pipeline_in_process and rollout_process.available():
+            if self._worker is None:
+                self._worker = rollout_process.RolloutWorker(self, buffer)
+            self._worker.request({k: v.numpy().copy() for k, v in self.policy.state_dict().items()})
+            # the critic of the rollout about to be trained on, here while the process collects the next:
+            # the behaviour copy still holds the weights it was collected with
+            if unfinished is not None:
+                self._finish(behaviour, self.rollout_buffer, *unfinished)
+            behaviour.load_state_dict(self.policy.state_dict())
+            super().train()
+            steps, self._last_obs, self._last_episode_starts = self._worker.receive(buffer)
+            self._unfinished = self._last_obs, self._last_episode_starts
+            self._prefetched = buffer, steps
+            return
         behaviour.load_state_dict(self.policy.state_dict())
         steps, errors = [], []  # each step's (infos, dones), for its callbacks on the main thread
 
@@ -187,6 +227,13 @@ class RolloutPPO(MaskablePPO):
             raise errors[0]
         self._prefetched = buffer, steps
 
+    def _stop_worker(self) -> None:
+        """Stop the rollout process, if any; the env it stepped stays there, so the next learn() deals afresh."""
+        if getattr(self, "_worker", None) is not None:
+            self._worker.close()
+            self._worker = None
+            self._last_obs = None
+
     def _pipeline_parts(self):
         """(the behaviour policy's copy, the spare rollout buffer, the rollout thread's torch generator), made once."""
         if getattr(self, "_behaviour", None) is None:
@@ -198,15 +245,24 @@ class RolloutPPO(MaskablePPO):
         return self._behaviour, self._spare_buffer, self._rollout_generator
 
     def _excluded_save_params(self) -> list[str]:
-        return [*super()._excluded_save_params(), "_behaviour", "_spare_buffer", "_rollout_generator", "_prefetched"]
+        return [*super()._excluded_save_params(), "_behaviour", "_spare_buffer", "_rollout_generator", "_prefetched",
+                "_worker", "_unfinished"]
 
 
-def _forward(policy, observations: np.ndarray, actor: bool = True):
-    """(logits or None, values) of a policy's modules for a batch of observations."""
-    features = policy.extract_features(torch.as_tensor(observations))
-    pi_features, vf_features = (features, features) if policy.share_features_extractor else features
-    values = policy.value_net(policy.mlp_extractor.forward_critic(vf_features))
+def _forward(policy, observations: np.ndarray, actor: bool = True, critic: bool = True):
+    """(logits or None, values or None) of a policy's modules for a batch of observations."""
+    observations = torch.as_tensor(observations)
+
+    def features(extractor):
+        return BaseModel.extract_features(policy, observations, extractor)
+
+    if policy.share_features_extractor:
+        pi_features = vf_features = features(policy.features_extractor)
+    else:
+        pi_features = features(policy.pi_features_extractor) if actor else None
+        vf_features = features(policy.vf_features_extractor) if critic else None
     logits = policy.action_net(policy.mlp_extractor.forward_actor(pi_features)) if actor else None
+    values = policy.value_net(policy.mlp_extractor.forward_critic(vf_features)) if critic else None
     return logits, values
 
 

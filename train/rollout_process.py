@@ -1,0 +1,153 @@
+"""The pipeline's rollouts collected in a forked process: ``RolloutPPO``'s second core without the GIL.
+
+With ``pipeline: true`` each rollout after the first is collected while the PPO update before it trains
+(``RolloutPPO.train``). On a thread, both sides hold the GIL for their Python between compiled calls: measured
+on the development machine (py-spy), the rollout thread held it about a third of its time, and each side ran
+about a quarter slower than alone, while two training processes side by side each kept their speed alone.
+``RolloutWorker`` forks the trainer once (Linux: ``fork`` copies the env, the behaviour policy and the rollout's
+torch generator as they are) and collects there, leaving the critic out: the trainer adds the values and the
+advantages while the worker collects the next rollout (``RolloutPPO._finish``, in the rollout's batches, so the
+same sums). The rollout comes back through shared memory, two buffers in turn, so that one is written while
+the update reads the other. The run is the same as on a thread, weight for weight (tests/test_rollout.py):
+
+- the behaviour weights go over a pipe with each request, and the snapshots the trainer's callbacks added to
+  its env since the last request are added to the worker's env first (``add_snapshot``, journalled);
+- the steps' ``(infos, dones)`` come back with the rollout, for the callbacks on the trainer's side.
+
+The trainer's own env is not stepped meanwhile, so the worker's env is the run's: when the worker stops (at the
+end of ``learn``), the trainer's env is behind and its games are dealt afresh at the next ``learn``.
+"""
+
+from __future__ import annotations
+
+import mmap
+import multiprocessing
+import signal
+import sys
+import traceback
+
+import numpy as np
+import torch
+
+# the arrays of a MaskableRolloutBuffer that a rollout fills
+BUFFER_ARRAYS = ("observations", "actions", "rewards", "returns", "episode_starts", "values", "log_probs",
+                 "advantages", "action_masks")
+
+
+def available() -> bool:
+    """Whether rollouts can be collected in a forked process here (Linux; elsewhere the pipeline uses a thread:
+    macOS's system libraries are not safe to fork in a process that has run them, and Windows has no fork)."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+class RolloutWorker:
+    """A forked copy of a RolloutPPO that collects rollouts into shared memory on request."""
+
+    def __init__(self, model, buffer):
+        # two sets of shared arrays shaped as a rollout's (reset: an update leaves the arrays flattened), made
+        # before the fork so that both sides map them
+        buffer.reset()
+        self._shared = [{name: _shared_like(getattr(buffer, name)) for name in BUFFER_ARRAYS} for _ in range(2)]
+        self._turn = 0
+        self._journal: list[tuple] = []
+        self._env = model.env
+        parent, child = multiprocessing.Pipe()
+        self._process = multiprocessing.get_context("fork").Process(
+            target=_serve, args=(model, child, self._shared), name="packetrow-rollout", daemon=True)
+        self._process.start()
+        child.close()
+        self._conn = parent
+        # the callbacks' snapshots reach the worker's env before its next rollout
+        add = self._env.add_snapshot
+
+        def add_snapshot(policy, step: int) -> None:
+            add(policy, step)
+            self._journal.append((policy, step))
+
+        self._env.add_snapshot = add_snapshot
+
+    def request(self, weights: dict) -> None:
+        """Start collecting the next rollout with the behaviour ``weights`` (a policy's state_dict as numpy
+        arrays: plain pickles, where tensors would go through torch's shared-memory files)."""
+        self._conn.send((self._journal, weights))
+        self._journal = []
+
+    def receive(self, buffer) -> tuple[list, np.ndarray, np.ndarray]:
+        """Wait for the rollout and put it into ``buffer`` (as views of shared memory); its steps' (infos,
+        dones), the last observations and episode starts."""
+        try:
+            reply = self._conn.recv()
+        except EOFError:
+            code = self._process.exitcode
+            self.close()
+            raise RuntimeError(f"the rollout process ended unexpectedly (exit code {code})") from None
+        if reply[0] == "error":
+            self.close()
+            raise reply[1]
+        shared = self._shared[self._turn]
+        self._turn = 1 - self._turn
+        for name in BUFFER_ARRAYS:
+            setattr(buffer, name, shared[name])
+        buffer.pos, buffer.full, buffer.generator_ready = buffer.buffer_size, True, False
+        return reply[1:]
+
+    def close(self) -> None:
+        """Stop the worker; the trainer's env takes its snapshots directly again."""
+        if self._process is None:
+            return
+        self._env.__dict__.pop("add_snapshot", None)
+        try:
+            self._conn.send(None)
+        except (BrokenPipeError, OSError):
+            pass
+        self._process.join(timeout=5)
+        if self._process.is_alive():
+            self._process.terminate()
+            self._process.join()
+        self._conn.close()
+        self._process = None
+
+
+def _shared_like(array: np.ndarray) -> np.ndarray:
+    memory = mmap.mmap(-1, max(array.nbytes, 1))  # anonymous and shared: a forked child writes the same pages
+    return np.frombuffer(memory, dtype=array.dtype, count=array.size).reshape(array.shape)
+
+
+def _serve(model, conn, shared) -> None:
+    """The worker's loop: apply the journalled snapshots, load the weights, collect into the next shared arrays,
+    hand the rollout over."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle; it stops the worker
+    torch.set_num_threads(1)
+    behaviour, buffer, generator = model._pipeline_parts()
+    turn = [0]
+    reset = buffer.reset
+
+    def reset_into_shared() -> None:  # the rollout is written where the trainer reads it: no copy
+        reset()
+        for name in BUFFER_ARRAYS:
+            setattr(buffer, name, shared[turn[0]][name])
+
+    buffer.reset = reset_into_shared
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:
+            return
+        if request is None:
+            return
+        journal, weights = request
+        try:
+            for policy, step in journal:
+                model.env.add_snapshot(policy, step)
+            behaviour.load_state_dict({name: torch.from_numpy(array) for name, array in weights.items()})
+            steps = []
+            model._collect(behaviour, model.env, buffer, model.n_steps,
+                           lambda infos, dones: steps.append((infos, dones)) or True, generator, values=False)
+            turn[0] = 1 - turn[0]
+            conn.send(("rollout", steps, model._last_obs, model._last_episode_starts))
+        except BaseException as error:  # the trainer raises it
+            try:
+                conn.send(("error", error))
+            except Exception:  # an error that does not pickle goes as its text
+                conn.send(("error", RuntimeError("in the rollout process:\n" + traceback.format_exc())))
+            return
