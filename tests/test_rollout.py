@@ -2,6 +2,8 @@
 samples that follow the masked softmax, and training runs that reproduce from the seed; the pipeline's rollouts
 collected one update behind."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -79,6 +81,22 @@ def test_the_lean_update_forward_is_sb3s(share):
     lean, sb3 = (cls._get_samples(model.rollout_buffer, rows) for cls in (LeanRolloutBuffer, MaskableRolloutBuffer))
     assert all(a.dtype == b.dtype and torch.equal(a, b) for a, b in zip(lean, sb3))
     unmasked = model.policy.evaluate_actions(batch.observations, actions)
+    for batch_size in (64, None):  # a rollout's minibatches from the same numpy draw: SB3's, in SB3's order
+        minibatches = []
+        for cls in (LeanRolloutBuffer, MaskableRolloutBuffer):
+            buffer = copy.deepcopy(model.rollout_buffer)
+            buffer.reset()
+            for step in range(buffer.buffer_size):
+                rng = np.random.default_rng(step)
+                buffer.add(rng.random((env.num_envs, buffer.obs_shape[0])), rng.integers(0, 9, (env.num_envs, 1)),
+                           rng.random(env.num_envs), np.zeros(env.num_envs), torch.as_tensor(rng.random(env.num_envs)),
+                           torch.as_tensor(rng.random(env.num_envs)), action_masks=rng.random((env.num_envs, 61)) < 0.5)
+            buffer.compute_returns_and_advantage(torch.zeros(env.num_envs), np.zeros(env.num_envs))
+            np.random.seed(7)
+            minibatches.append(list(cls.get(buffer, batch_size)))
+        assert len(minibatches[0]) == len(minibatches[1]) > 0
+        for lean_batch, sb3_batch in zip(*minibatches):
+            assert all(a.dtype == b.dtype and torch.equal(a, b) for a, b in zip(lean_batch, sb3_batch))
     expected = MaskableActorCriticPolicy.evaluate_actions(model.policy, batch.observations, actions)
     assert all(torch.equal(a, b) for a, b in zip(unmasked, expected))
 
