@@ -234,3 +234,15 @@ def test_the_rollout_process_stops_with_learn_and_a_next_learn_deals_afresh():
     assert not [p for p in multiprocessing.active_children() if p.name == "packetrow-rollout"]
     model.learn(total_timesteps=2 * 8 * env.num_envs, reset_num_timesteps=False)
     assert model.num_timesteps == 5 * 8 * env.num_envs and model._worker is None
+
+
+def _available_in_a_daemon(_):
+    return rollout_process.available()
+
+
+def test_a_daemonic_worker_pipelines_on_a_thread():
+    """Inside a daemonic pool worker, which may not start processes, the pipeline falls back to its thread."""
+    import multiprocessing
+
+    with multiprocessing.Pool(1) as pool:
+        assert pool.map(_available_in_a_daemon, [0]) == [False]

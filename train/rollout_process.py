@@ -35,9 +35,11 @@ BUFFER_ARRAYS = ("observations", "actions", "rewards", "returns", "episode_start
 
 
 def available() -> bool:
-    """Whether rollouts can be collected in a forked process here (Linux; elsewhere the pipeline uses a thread:
-    macOS's system libraries are not safe to fork in a process that has run them, and Windows has no fork)."""
-    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+    """Whether rollouts can be collected in a forked process here (Linux, outside a daemonic worker process,
+    which may not start processes; elsewhere the pipeline uses a thread: macOS's system libraries are not safe
+    to fork in a process that has run them, and Windows has no fork)."""
+    return (sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+            and not multiprocessing.current_process().daemon)
 
 
 class RolloutWorker:
