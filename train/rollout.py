@@ -250,7 +250,7 @@ class RolloutPPO(MaskablePPO):
 
     def _stop_worker(self) -> None:
         """Stop the rollout process, if any; the env it stepped stays there, so the next learn() deals afresh."""
-        if getattr(self, "_worker", None) is not None:
+        if self._worker is not None:
             self._worker.close()
             self._worker = None
             self._last_obs = None
