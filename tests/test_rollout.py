@@ -246,3 +246,22 @@ def test_a_daemonic_worker_pipelines_on_a_thread():
 
     with multiprocessing.Pool(1) as pool:
         assert pool.map(_available_in_a_daemon, [0]) == [False]
+
+
+@pytest.mark.skipif(not rollout_process.available(), reason="rollouts in a process need fork (Linux)")
+def test_an_error_in_the_update_stops_the_rollout_process(monkeypatch):
+    """An exception in the trainer while the process collects (a failing update, Ctrl-C) reaches the caller and
+    stops the process, its rollout under way."""
+    import multiprocessing
+
+    from sb3_contrib import MaskablePPO
+
+    def interrupted_update(self):
+        raise KeyboardInterrupt
+
+    model, env = _pipelined_model()
+    monkeypatch.setattr(MaskablePPO, "train", interrupted_update)
+    with pytest.raises(KeyboardInterrupt):
+        model.learn(total_timesteps=3 * 8 * env.num_envs)
+    assert model._worker is None
+    assert not [p for p in multiprocessing.active_children() if p.name == "packetrow-rollout"]

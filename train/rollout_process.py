@@ -51,6 +51,7 @@ class RolloutWorker:
         buffer.reset()
         self._shared = [{name: _shared_like(getattr(buffer, name)) for name in BUFFER_ARRAYS} for _ in range(2)]
         self._turn = 0
+        self._busy = False  # a request not yet received
         self._journal: list[tuple] = []
         self._env = model.env
         parent, child = multiprocessing.Pipe()
@@ -73,6 +74,7 @@ class RolloutWorker:
         arrays: plain pickles, where tensors would go through torch's shared-memory files)."""
         self._conn.send((self._journal, weights))
         self._journal = []
+        self._busy = True
 
     def receive(self, buffer) -> tuple[list, np.ndarray, np.ndarray]:
         """Wait for the rollout and put it into ``buffer`` (as views of shared memory); its steps' (infos,
@@ -83,6 +85,7 @@ class RolloutWorker:
             code = self._process.exitcode
             self.close()
             raise RuntimeError(f"the rollout process ended unexpectedly (exit code {code})") from None
+        self._busy = False
         if reply[0] == "error":
             self.close()
             raise reply[1]
@@ -98,11 +101,12 @@ class RolloutWorker:
         if self._process is None:
             return
         self._env.__dict__.pop("add_snapshot", None)
-        try:
-            self._conn.send(None)
-        except (BrokenPipeError, OSError):
-            pass
-        self._process.join(timeout=5)
+        if not self._busy:  # idle: it ends at the word; a rollout under way (Ctrl-C, an error) is not waited for
+            try:
+                self._conn.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+            self._process.join(timeout=5)
         if self._process.is_alive():
             self._process.terminate()
             self._process.join()
