@@ -90,7 +90,7 @@ def test_the_lean_update_forward_is_sb3s(share):
                 rng = np.random.default_rng(step)
                 buffer.add(rng.random((env.num_envs, buffer.obs_shape[0])), rng.integers(0, 9, (env.num_envs, 1)),
                            rng.random(env.num_envs), np.zeros(env.num_envs), torch.as_tensor(rng.random(env.num_envs)),
-                           torch.as_tensor(rng.random(env.num_envs)), action_masks=rng.random((env.num_envs, 61)) < 0.5)
+                           torch.as_tensor(rng.random(env.num_envs)), action_masks=rng.random((env.num_envs, buffer.mask_dims)) < 0.5)
             buffer.compute_returns_and_advantage(torch.zeros(env.num_envs), np.zeros(env.num_envs))
             np.random.seed(7)
             minibatches.append(list(cls.get(buffer, batch_size)))

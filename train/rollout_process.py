@@ -125,13 +125,13 @@ def _serve(model, conn, shared) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle; it stops the worker
     torch.set_num_threads(1)
     behaviour, buffer, generator = model._pipeline_parts()
-    turn = [0]
+    turn = 0
     reset = buffer.reset
 
     def reset_into_shared() -> None:  # the rollout is written where the trainer reads it: no copy
         reset()
         for name in BUFFER_ARRAYS:
-            setattr(buffer, name, shared[turn[0]][name])
+            setattr(buffer, name, shared[turn][name])
 
     buffer.reset = reset_into_shared
     while True:
@@ -149,7 +149,7 @@ def _serve(model, conn, shared) -> None:
             steps = []
             model._collect(behaviour, model.env, buffer, model.n_steps,
                            lambda infos, dones: steps.append((infos, dones)) or True, generator, values=False)
-            turn[0] = 1 - turn[0]
+            turn = 1 - turn
             conn.send(("rollout", steps, model._last_obs, model._last_episode_starts))
         except BaseException as error:  # the trainer raises it
             try:
