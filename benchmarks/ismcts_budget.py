@@ -1,12 +1,13 @@
-"""How many iterations ISMCTS completes per move at a time budget: the iteration budget that stands for it.
+"""How much work ISMCTS (iterations) or the search agent (rollouts) does per move at a time budget: the work budget
+that stands for it.
 
-A time budget makes ISMCTS weaker whenever the machine is busy; an iteration budget plays the same moves
-however loaded the machine is. This plays 2-player games of ISMCTS (``seconds`` a move) against the
-heuristic and prints the iterations per move (mean and quartiles over the moves where ISMCTS had a
-choice), so that tournaments can use ``ismcts:iters=N`` for "ISMCTS at S seconds a move on this machine".
-Measure on a quiet machine.
+A time budget makes a search weaker whenever the machine is busy; a work budget plays the same moves however
+loaded the machine is. This plays 2-player games of the searcher (``seconds`` a move) against the heuristic and
+prints its work per move (mean and quartiles over the moves where it had a choice), so that tournaments can use
+``ismcts:iters=N,rollout=random`` or ``search:rollouts=N`` for "S seconds a move on this machine". Measure on a
+quiet machine, both searchers in one run when they are to be compared.
 
-    python benchmarks/ismcts_budget.py --seconds 1 --moves 40
+    python benchmarks/ismcts_budget.py --seconds 1 --moves 40 --agents ismcts search
 """
 
 from __future__ import annotations
@@ -19,26 +20,30 @@ import platform
 import numpy as np
 from tqdm import tqdm
 
+import packetrow_env
 from packetrow_agents import HeuristicAgent
 from packetrow_agents.registry import make_agent
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
 from packetrow_train.tournament import _positive_int as positive
 
+WORK = {"ismcts": "last_iterations", "search": "last_rollouts"}  # the attribute that counts a decision's work
 
-def iterations_per_move(spec: str, moves: int, seed: int = 0) -> list[int]:
-    """Iterations of each ISMCTS search (moves with a choice) in 2-player games against the heuristic."""
+
+def work_per_move(spec: str, moves: int, seed: int = 0) -> list[int]:
+    """The work of each search (moves with a choice) in 2-player games against the heuristic."""
     agent, heuristic = make_agent(spec, seed), HeuristicAgent(seed)
+    attribute = WORK[spec.split(":")[0]]
     counts: list[int] = []
     game = None
-    with tqdm(total=moves, desc="ISMCTS moves") as bar:
+    with tqdm(total=moves, desc=spec.split(":")[0] + " moves") as bar:
         while len(counts) < moves:
             if game is None or game.is_over:
                 game, seat = Game.new(2, seed=seed + len(counts)), len(counts) % 2
             view = SeatView(game, game.current_player)
             if game.current_player == seat and int(game.legal_action_mask().sum()) > 1:
                 game.step(agent.act(view))
-                counts.append(agent.last_iterations)
+                counts.append(getattr(agent, attribute))
                 bar.update()
             else:
                 game.step(heuristic.act(view))
@@ -48,20 +53,24 @@ def iterations_per_move(spec: str, moves: int, seed: int = 0) -> list[int]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="time budget per move (default 1)")
+    parser.add_argument("--agents", nargs="+", default=["ismcts"], choices=sorted(WORK),
+                        help="searchers to time, one after the other (default ismcts)")
     parser.add_argument("--rollout", default="random", choices=("random", "heuristic"),
                         help="ISMCTS rollouts (default random)")
-    parser.add_argument("--moves", type=positive, default=40, help="ISMCTS moves to time (default 40)")
+    parser.add_argument("--moves", type=positive, default=40, help="moves to time per searcher (default 40)")
     args = parser.parse_args(argv)
     if not 0 < args.seconds < 600:
         parser.error(f"--seconds must be between 0 and 600, got {args.seconds}")
-    spec = f"ismcts:seconds={args.seconds},rollout={args.rollout}"
-    counts = np.array(iterations_per_move(spec, args.moves))
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"{datetime.datetime.now():%Y-%m-%d %H:%M}: Python {platform.python_version()}, {os.cpu_count()} cores, "
-          f"load average {load:.2f}; {spec}, {len(counts)} moves of 2-player games against the heuristic")
-    quartiles = np.percentile(counts, [25, 50, 75])
-    print(f"iterations per move: mean {counts.mean():.0f}, quartiles {quartiles[0]:.0f} / {quartiles[1]:.0f} / "
-          f"{quartiles[2]:.0f}, min {counts.min()}, max {counts.max()}")
+    for name in args.agents:
+        spec = f"{name}:seconds={args.seconds}" + (f",rollout={args.rollout}" if name == "ismcts" else "")
+        counts = np.array(work_per_move(spec, args.moves))
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        print(f"{datetime.datetime.now():%Y-%m-%d %H:%M}: packetrow {packetrow_env.__version__}, Python "
+              f"{platform.python_version()}, {os.cpu_count()} cores, load average {load:.2f}; {spec}, {len(counts)} "
+              "moves of 2-player games against the heuristic")
+        quartiles = np.percentile(counts, [25, 50, 75])
+        print(f"{WORK[name][5:]} per move: mean {counts.mean():.0f}, quartiles {quartiles[0]:.0f} / "
+              f"{quartiles[1]:.0f} / {quartiles[2]:.0f}, min {counts.min()}, max {counts.max()}")
     return 0
 
 
