@@ -199,6 +199,8 @@ def test_bad_setups_say_what_is_allowed(registered):
         make_entries(["random", 42])
     with pytest.raises(TournamentError, match="observation mode"):
         run_tournament(["random"] * 2, 2, games=1, observation_mode="psychic", progress=False)
+    with pytest.raises(TournamentError, match="the chunk size must be a positive integer"):
+        run_tournament(["random"] * 2, 2, games=1, chunk_size=0, progress=False)
 
 
 # --------------------------------------------------------------------------- duplicate deals
@@ -333,6 +335,16 @@ def test_cli_tournament_and_replay(tmp_path, capsys):
     assert "the file records" in error and f"{out / 'records.jsonl'}, line 4:" in error
 
 
+def test_cli_chunk_size_changes_only_how_games_are_handed_out(tmp_path):
+    """--chunk-size 1 (each game recorded as it finishes) writes the files of the default chunking."""
+    argv = ["tournament", "--agents", "heuristic,random", "--players", "2", "--games", "5", "--seed", "3",
+            "--workers", "2", "--no-progress", "--out"]
+    assert main(argv + [str(tmp_path / "default")]) == 0
+    assert main(argv + [str(tmp_path / "single"), "--chunk-size", "1"]) == 0
+    for name in ("records.jsonl", "table.csv"):
+        assert (tmp_path / "single" / name).read_bytes() == (tmp_path / "default" / name).read_bytes()
+
+
 def test_cli_duplicate_tournament_and_no_overwrite(tmp_path, capsys):
     out = tmp_path / "dup"
     argv = ["tournament", "--agents", "heuristic,random", "--players", "2", "--games", "4", "--duplicate",
@@ -353,6 +365,7 @@ def test_cli_duplicate_tournament_and_no_overwrite(tmp_path, capsys):
     (["tournament", "--agents", "random,bogus"], "unknown agent 'bogus'"),
     (["tournament", "--agents", "random,random", "--players", "3"], "at least as many agents as players"),
     (["tournament", "--agents", "random,random", "--games", "0"], "positive integer"),
+    (["tournament", "--agents", "random,random", "--chunk-size", "0"], "argument --chunk-size: expected a positive"),
     (["tournament", "--agents", "random,random", "--players", "6"], "invalid choice"),
     (["replay", "nowhere.jsonl", "--game", "0"], "nowhere.jsonl: no such file"),
     (["tournament", "--agents", "random,random,random", "--players", "2", "--duplicate"], "exactly 2 agents"),

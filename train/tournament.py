@@ -391,6 +391,10 @@ def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed
     instance started and stopped for it (or the caller's running Ray); an address string, on that cluster.
     The results are the same either way.
 
+    ``chunk_size``: games a worker plays per task (None: a few tasks per worker, at most 10 games each with
+    ``out``); the results do not depend on it, and with ``out`` an interrupted run loses only its chunks in
+    flight, so 1 suits games of minutes.
+
     ``out``: a directory for the result's files (``TournamentResult.write``); its ``records.jsonl`` grows as games
     finish, so that ``resume`` can keep the games of an interrupted run (or of one with fewer ``games``) and play
     only the others, with the same results as one uninterrupted run (``RecordLog``).
@@ -399,6 +403,8 @@ def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed
     games = _check_int("the number of games", games, 1, None, "a positive integer")
     seed = _check_int("the seed", seed, 0, None, "a non-negative integer")
     workers = _check_int("the number of workers", workers, 1, None, "a positive integer")
+    if chunk_size is not None:
+        chunk_size = _check_int("the chunk size", chunk_size, 1, None, "a positive integer (or None)")
     if observation_mode not in MODES:
         raise TournamentError(f"unknown observation mode {observation_mode!r}; allowed: {', '.join(MODES)}")
     entries = make_entries(specs)
@@ -673,7 +679,7 @@ def _run_tournament_command(args) -> int:
               + f"; {args.games - len(log.games)} to play", file=sys.stderr)
     try:
         result = _play(entries, args.players, args.games, args.seed, args.workers, not args.no_progress,
-                       args.observation_mode, None, False if args.ray is None else args.ray, schedule, log)
+                       args.observation_mode, args.chunk_size, False if args.ray is None else args.ray, schedule, log)
     except ImportError as error:  # Ray not installed, or its cluster unreachable
         args.parser.error(f"argument --ray: {error}")
     print(result.format_table())
@@ -741,6 +747,10 @@ def add_commands(subparsers) -> None:
                                  "interrupted run leaves them; or a run with fewer --games) and play the others: the "
                                  "same results as one uninterrupted run; needs the same agents, players, seed, "
                                  "options and model files (their hashes are recorded)")
+    tournament.add_argument("--chunk-size", type=_positive_int, metavar="N",
+                            help="games a worker plays before handing them back (and --out records them); "
+                                 "default: up to 10 with --out, up to 50 without; 1 for slow games, so that an "
+                                 "interrupted run loses only the games in flight; results do not depend on it")
     tournament.add_argument("--observation-mode", default="tracked", choices=MODES,
                             help="observation given to agents that use one (default tracked)")
     tournament.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
