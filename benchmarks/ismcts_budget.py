@@ -27,13 +27,13 @@ from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
 from packetrow_train.tournament import _positive_int as positive
 
-WORK = {"ismcts": "last_iterations", "search": "last_rollouts"}  # the attribute that counts a decision's work
+WORK = {"ismcts": ("last_iterations", "iterations"), "search": ("last_rollouts", "rollouts")}  # a decision's work
 
 
 def work_per_move(spec: str, moves: int, seed: int = 0) -> list[int]:
     """The work of each search (moves with a choice) in 2-player games against the heuristic."""
     agent, heuristic = make_agent(spec, seed), HeuristicAgent(seed)
-    attribute = WORK[spec.split(":")[0]]
+    attribute = WORK[spec.split(":")[0]][0]
     counts: list[int] = []
     game = None
     with tqdm(total=moves, desc=spec.split(":")[0] + " moves") as bar:
@@ -69,7 +69,7 @@ def main(argv=None) -> int:
               f"{platform.python_version()}, {os.cpu_count()} cores, load average {load:.2f}; {spec}, {len(counts)} "
               "moves of 2-player games against the heuristic")
         quartiles = np.percentile(counts, [25, 50, 75])
-        print(f"{WORK[name][5:]} per move: mean {counts.mean():.0f}, quartiles {quartiles[0]:.0f} / "
+        print(f"{WORK[name][1]} per move: mean {counts.mean():.0f}, quartiles {quartiles[0]:.0f} / "
               f"{quartiles[1]:.0f} / {quartiles[2]:.0f}, min {counts.min()}, max {counts.max()}")
     return 0
 
