@@ -539,7 +539,7 @@ class PolicyAgent(Agent):
 
     def act(self, view) -> int:
         """A legal action from the policy, for the seat of ``view`` (a SeatView)."""
-        read = self._read(view)
+        read = self.read(view)
         if isinstance(read, int):
             return read
         return self.policy.action(*read, self._rng, self.deterministic)
@@ -548,7 +548,7 @@ class PolicyAgent(Agent):
         """float64[A]: the policy's probability of each action of ``view``'s seat (for beliefs): the softmax of its
         masked logits whatever ``deterministic``, zero on illegal actions and on actions beyond its outputs."""
         out = np.zeros(view.action_mask.shape[-1])
-        read = self._read(view)
+        read = self.read(view)
         if isinstance(read, int):  # a v0 policy's pay decision, the heuristic's choice
             out[read] = 1.0
             return out
@@ -576,7 +576,7 @@ class PolicyAgent(Agent):
         out[:, :outputs] = probs / probs.sum(axis=1, keepdims=True)
         return out
 
-    def _read(self, view):
+    def read(self, view):
         """(the observation, the mask) the policy reads of ``view``; or, where it has no output for the legal
         actions (a v0 policy in phase pay), the action it plays (an int)."""
         mask = view.action_mask

@@ -16,8 +16,10 @@ AGENTS = {
 }
 ALIASES = {"iters": "iterations", "seconds": "seconds_per_move", "time": "seconds_per_move"}
 POSITIONAL = {"ppo": "path"}  # 'ppo:models/x.npz' means 'ppo:path=models/x.npz'
-# the options naming model files the agent reads ('ppo' for search: the shipped model), checked wherever specs are
-MODEL_OPTIONS = {"ppo": ("path",), "search": ("policy", "value")}
+# the options naming model files the agent reads, checked wherever specs are, with the values that name no file
+# ('ppo': the shipped model)
+MODEL_OPTIONS = {"ppo": {"path": ("ppo",)},
+                 "search": {"policy": ("ppo",), "value": ("ppo",), "opponents": ("ppo", "policy", "heuristic")}}
 OPTION_START = re.compile(r"\s*[A-Za-z_]\w*\s*=")  # 'key=' opening a list part: an option, not an agent
 
 
@@ -115,7 +117,8 @@ def parse_spec(spec: str) -> tuple[str, dict]:
 
 def model_paths(name: str, options: dict) -> list:
     """The model files a parsed spec's agent reads (``MODEL_OPTIONS``); none where it plays the shipped model."""
-    return [options[key] for key in MODEL_OPTIONS.get(name, ()) if options.get(key) not in (None, "ppo")]
+    return [options[key] for key, names in MODEL_OPTIONS.get(name, {}).items()
+            if options.get(key) not in (None, *names)]
 
 
 def model_files(spec: str) -> dict:

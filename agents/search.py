@@ -80,15 +80,22 @@ class SearchAgent(Agent):
                              f"{threshold!r}")
         if belief not in BELIEFS:
             raise ValueError(f"belief must be one of {', '.join(BELIEFS)}, got {belief!r}")
-        if opponents not in OPPONENT_MODELS:
-            raise ValueError(f"opponents must be one of {', '.join(OPPONENT_MODELS)}, got {opponents!r}")
         if seconds_per_move is None and rollouts is None:
             rollouts = DEFAULT_ROLLOUTS
         self.player = _policy_agent(policy)
         if self.player.policy.num_actions < PAY + MAX_PAYMENT_OPTIONS:
             raise ValueError(f"the policy has {self.player.policy.num_actions} outputs, no pay actions (an env v0 "
                              "export): search needs a policy that plays every phase; retrain or export it again")
-        self._stack = stack_of((self.player.policy,))
+        self._opponent = _opponent_model(opponents, self.player)
+        # An opponent policy that reads what the search's policy reads, in a network of its shape (one fine-tuned
+        # from it by ``packetrow imitate``), shares its compiled forward: policy 1 of the stack, one call a step.
+        joint = isinstance(self._opponent, PolicyAgent) \
+            and (self._opponent.observation_mode, self._opponent.observation_encoding) \
+            == (self.player.observation_mode, self.player.observation_encoding)
+        self._stack = stack_of((self.player.policy, self._opponent.policy) if joint else (self.player.policy,))
+        if self._stack is None:  # shapes differ: the policy alone, the opponent model by its own forward
+            self._stack = stack_of((self.player.policy,))
+        self._joint = self._stack.num_policies == 2
         self.value = None if value is None else _value_network(value, self.player.observation_mode)
         self.depth = int(depth)
         self.seconds_per_move = None if seconds_per_move is None else float(seconds_per_move)
@@ -97,7 +104,7 @@ class SearchAgent(Agent):
         self.candidates = int(candidates)
         self.belief = belief
         self.threshold = float(threshold)
-        self.opponents = opponents
+        self.opponents = opponents if isinstance(opponents, str) else "a policy"
         self.name = "search"
         self.last_rollouts = 0  # rollouts of the last decision, for benchmarks
         self.reset(seed)
@@ -155,11 +162,11 @@ class SearchAgent(Agent):
         rollouts model them (the search's policy, or the heuristic with ``opponents="heuristic"``;
         ``belief.starting_contract_posterior``); None (uniform deals) where their play cannot explain any deal (they
         do not play as modelled) or the game cannot replay its past (loaded from a saved file)."""
-        if self.opponents == "heuristic":
+        if self._opponent == "heuristic":
             from .heuristic import HeuristicAgent
             model = action_model(HeuristicAgent())
         else:
-            model = action_model(self.player)
+            model = action_model(self._opponent or self.player)
         try:
             return starting_contract_posterior(view, {q: model for q in range(view.state.num_players)})
         except (UnexplainedHistoryError, HistoryUnavailableError):
@@ -178,14 +185,12 @@ class SearchAgent(Agent):
         games = VectorGame.from_games(starts)
         outputs = self.player.policy.num_actions
         moves = np.zeros(games.num_games, np.int64)
-        if self.opponents == "heuristic":
-            from .heuristic_batch import heuristic_actions  # numba compiles it on first use
         leaf = np.zeros(games.num_games, bool)  # stopped for the value network
         turns = np.zeros(games.num_games, np.int64)  # the seat's own moves in the rollout
         while True:
             live = ~games.is_over & ~leaf
-            seats_turn = games.current_player == seat if self.value is not None or self.opponents == "heuristic" \
-                else None  # only leaves and the opponent model ask whose turn it is
+            seats_turn = games.current_player == seat if self.value is not None or self._opponent is not None \
+                else None  # only leaves and an opponent model ask whose turn it is
             if self.value is not None:  # stop at the seat's turn after ``depth`` moves of its own
                 leaf |= live & seats_turn & (turns >= self.depth)
                 live &= ~leaf
@@ -193,15 +198,14 @@ class SearchAgent(Agent):
             rows = np.flatnonzero(live)
             if not len(rows):
                 break
-            if self.opponents == "heuristic":
+            if self._opponent is not None and not self._joint:
                 theirs = rows[~seats_turn[rows]]
-                moves[theirs] = heuristic_actions(games, theirs, self.player.observation_mode, self._rng)
+                if len(theirs):
+                    moves[theirs] = self._opponent_moves(games, theirs)
                 rows = rows[seats_turn[rows]]
+            ids = (~seats_turn[rows]).astype(np.int64) if self._joint else np.zeros(len(rows), np.int64)
             if len(rows):
-                masks = games.legal_action_mask()[rows, :outputs]
-                inputs = self.player.action_inputs(games, rows, self.player.observation_mode)
-                moves[rows] = self._stack.actions(np.zeros(len(rows), np.int64), inputs, masks, self._rng,
-                                                  deterministic=True)
+                moves[rows] = _argmax_moves(self.player, self._stack, games, rows, ids)
             games.step(moves, where=live)
         if self.value is None:
             return seat_rewards(games, seat).reshape(len(deals), len(candidates))
@@ -215,6 +219,25 @@ class SearchAgent(Agent):
         return np.tanh(margin / MARGIN_SCALE).reshape(len(deals), len(candidates))
 
 
+    def _opponent_moves(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
+        """The opponent model's moves in ``rows`` of a rollout batch: the compiled heuristic's or a policy's argmax."""
+        if self._opponent == "heuristic":
+            from .heuristic_batch import heuristic_actions  # numba compiles it on first use
+            return heuristic_actions(games, rows, self.player.observation_mode, self._rng)
+        return _argmax_moves(self._opponent, stack_of((self._opponent.policy,)), games, rows,
+                             np.zeros(len(rows), np.int64), self.player.observation_mode)
+
+
+def _argmax_moves(player: PolicyAgent, stack, games: VectorGame, rows: np.ndarray, ids: np.ndarray,
+                  mode: str | None = None) -> np.ndarray:
+    """int64[len(rows)]: the most likely legal move for the player to act in ``rows`` of ``games``, each row by
+    policy ``ids[j]`` of ``stack`` (one compiled forward), reading the observations ``player``'s policy reads of
+    seats that know what ``mode`` shows (default: its own mode)."""
+    masks = games.legal_action_mask()[rows, :player.policy.num_actions]
+    inputs = player.action_inputs(games, rows, mode or player.observation_mode)
+    return stack.actions(ids, inputs, masks, None, deterministic=True)
+
+
 def seat_rewards(games: VectorGame, seat: int) -> np.ndarray:
     """float[B]: ``seat``'s rank reward in each finished game, blended with the VP-margin term of
     ``ismcts.terminal_rewards``."""
@@ -225,6 +248,24 @@ def seat_rewards(games: VectorGame, seat: int) -> np.ndarray:
     others[:, seat] = False
     margin = (np.tanh((vp[:, [seat]] - vp) / MARGIN_SCALE) * others).sum(axis=1) / (n - 1)
     return (1 - TERMINAL_MARGIN_WEIGHT) * rank + TERMINAL_MARGIN_WEIGHT * margin
+
+
+def _opponent_model(opponents, player: PolicyAgent):
+    """Who plays the other seats of the rollouts: None (the search's own policy), 'heuristic', or the argmax
+    PolicyAgent of a policy export (a ``.npz`` path or a NumpyPolicy), checked to read what the seats know."""
+    if isinstance(opponents, str) and opponents in OPPONENT_MODELS:
+        return None if opponents == "policy" else opponents
+    if not isinstance(opponents, (str, NumpyPolicy)):
+        raise ValueError(f"opponents must be one of {', '.join(OPPONENT_MODELS)} or the path of a policy export "
+                         f"(.npz), got {opponents!r}")
+    model = _policy_agent(opponents)
+    if model.policy.num_actions < PAY + MAX_PAYMENT_OPTIONS:
+        raise ValueError(f"opponents: the policy has {model.policy.num_actions} outputs, no pay actions (an env v0 "
+                         "export); an opponent model must play every phase")
+    if not covers(player.observation_mode, model.observation_mode):
+        raise ValueError(f"opponents: a policy trained on {model.observation_mode} observations reads more than the "
+                         f"search's {player.observation_mode} seats know")
+    return model
 
 
 def _value_network(value, mode: str) -> NumpyPolicy:

@@ -8,6 +8,7 @@ prints its work per move (mean and quartiles over the moves where it had a choic
 quiet machine, both searchers in one run when they are to be compared.
 
     python benchmarks/ismcts_budget.py --seconds 1 --moves 40 --agents ismcts search
+    python benchmarks/ismcts_budget.py --agents search ismcts --search-options opponents=models/ismcts_imitation.npz
 """
 
 from __future__ import annotations
@@ -58,11 +59,14 @@ def main(argv=None) -> int:
     parser.add_argument("--rollout", default="random", choices=("random", "heuristic"),
                         help="ISMCTS rollouts (default random)")
     parser.add_argument("--moves", type=positive, default=40, help="moves to time per searcher (default 40)")
+    parser.add_argument("--search-options", default="", metavar="OPTIONS",
+                        help="more options of the search agent, e.g. opponents=models/ismcts_imitation.npz (default none)")
     args = parser.parse_args(argv)
     if not 0 < args.seconds < 600:
         parser.error(f"--seconds must be between 0 and 600, got {args.seconds}")
     for name in args.agents:
-        spec = f"{name}:seconds={args.seconds}" + (f",rollout={args.rollout}" if name == "ismcts" else "")
+        more = f",rollout={args.rollout}" if name == "ismcts" else (f",{args.search_options}" if args.search_options else "")
+        spec = f"{name}:seconds={args.seconds}{more}"
         counts = np.array(work_per_move(spec, args.moves))
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         print(f"{datetime.datetime.now():%Y-%m-%d %H:%M}: packetrow {packetrow_env.__version__}, Python "

@@ -24,6 +24,7 @@ from .evaluation import format_evaluation
 from .ray_cluster import RayUnavailableError
 from .run_dir import environment_versions
 from .exploit import add_command as add_exploit_command
+from .imitation import add_command as add_imitate_command
 from .ladder import add_command as add_ladder_command
 from .population import add_command as add_population_command
 from .tournament import add_commands as add_tournament_commands
@@ -196,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_ladder_command(sub)
     add_population_command(sub)
     add_exploit_command(sub)
+    add_imitate_command(sub)
     add_train_command(sub)
     add_curve_command(sub)
     add_serve_command(sub)
