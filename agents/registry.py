@@ -110,8 +110,13 @@ def parse_spec(spec: str) -> tuple[str, dict]:
             raise ValueError(f"option {key!r} is given twice in {spec!r}; give each option of {name!r} once")
         options[key] = _value(value.strip())
     from .policy import check_model_path
-    for path in model_paths(name, options):
-        check_model_path(path)
+    for key, names in MODEL_OPTIONS.get(name, {}).items():
+        if options.get(key) not in (None, *names):
+            try:
+                check_model_path(options[key])
+            except ValueError as error:  # say which option, and what else it takes
+                raise type(error)(f"option {key} of {spec!r} takes {' or '.join(names)} or the path of a .npz "
+                                  f"export: {error}") from None
     return name, options
 
 

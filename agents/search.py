@@ -255,10 +255,13 @@ def _opponent_model(opponents, player: PolicyAgent):
     PolicyAgent of a policy export (a ``.npz`` path or a NumpyPolicy), checked to read what the seats know."""
     if isinstance(opponents, str) and opponents in OPPONENT_MODELS:
         return None if opponents == "policy" else opponents
-    if not isinstance(opponents, (str, NumpyPolicy)):
+    if not isinstance(opponents, (str, NumpyPolicy)) or (isinstance(opponents, str) and "." not in opponents):
         raise ValueError(f"opponents must be one of {', '.join(OPPONENT_MODELS)} or the path of a policy export "
                          f"(.npz), got {opponents!r}")
-    model = _policy_agent(opponents)
+    try:
+        model = _policy_agent(opponents)
+    except ValueError as error:  # no such file, not an export, a value network: say which option named it
+        raise type(error)(f"opponents: {error}") from None
     if model.policy.num_actions < PAY + MAX_PAYMENT_OPTIONS:
         raise ValueError(f"opponents: the policy has {model.policy.num_actions} outputs, no pay actions (an env v0 "
                          "export); an opponent model must play every phase")

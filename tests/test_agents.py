@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from packetrow_agents import HeuristicAgent, RandomAgent, make_agent
+from packetrow_agents.policy import SHIPPED_MODEL
 from packetrow_agents.registry import AGENTS, agent_options, model_paths, parse_spec, split_specs
 from packetrow_env import actions
 from packetrow_env.engine import Game
@@ -125,6 +126,11 @@ def test_registry_builds_agents_from_specs():
     # every option naming a model file is checked by the parser (and by the browser's model folders)
     assert model_paths(*parse_spec("search:policy=a.npz,value=b.npz")) == ["a.npz", "b.npz"]
     assert model_paths(*parse_spec("search:value=ppo")) == []
+    assert model_paths(*parse_spec("search:opponents=heuristic")) == []
+    assert model_paths(*parse_spec(f"search:opponents={SHIPPED_MODEL}")) == [str(SHIPPED_MODEL)]
+    with pytest.raises(ValueError, match="option opponents of 'search:opponents=ismcts' takes ppo or policy or "
+                                         "heuristic or the path of a .npz export"):
+        parse_spec("search:opponents=ismcts")
     with pytest.raises(ValueError, match="SB3 checkpoints"):
         parse_spec("search:value=model.zip")
 

@@ -8,6 +8,7 @@ import pytest
 from packetrow_agents.heuristic import HeuristicAgent
 from packetrow_agents.ismcts import terminal_rewards
 from packetrow_agents.policy import SHIPPED_MODEL, NumpyPolicy, PolicyAgent, action_model
+from packetrow_agents.policy_batch import stack_of
 from packetrow_agents.registry import make_agent
 from packetrow_agents.search import SearchAgent, seat_rewards
 from packetrow_env.belief import starting_contract_posterior
@@ -20,6 +21,7 @@ from tests.test_leaks import twins
 from tests.test_vector import finished_games
 
 FAST = dict(rollouts=8, determinizations=2, candidates=3)
+ISMCTS_IMITATION = SHIPPED_MODEL.parent / "ismcts_imitation.npz"  # packetrow imitate's model of ISMCTS at 1 s
 
 
 def choose(data: dict, seed: int = 0, **options) -> int:
@@ -41,7 +43,7 @@ def test_plays_only_legal_actions(n, moves):
 
 
 @pytest.mark.parametrize("n, options", [(2, {}), (3, {}), (3, {"opponents": "heuristic"}), (2, {"value": "ppo"}),
-                                        (3, {"value": "ppo", "depth": 2})])
+                                        (3, {"value": "ppo", "depth": 2}), (2, {"opponents": str(ISMCTS_IMITATION)})])
 def test_hidden_twins_get_the_same_action(n, options):
     """No cheating (R-INFO-2): what the acting seat cannot know never changes the action for a seed."""
     rng = np.random.default_rng(n)
@@ -155,6 +157,34 @@ def test_a_heuristic_opponent_model_plays_every_other_seat_in_the_rollouts(monke
     assert set(seats.tolist()) == {0, 1, 2} - {seat}  # the heuristic moves the others, the policy the searcher
 
 
+def rollout_rewards(search: SearchAgent, n: int = 2, seed: int = 7) -> np.ndarray:
+    """The search's rollout rewards for its top 3 candidates in 6 deals of a position ``seed`` of an n-player game."""
+    game = play(n, seed, 12)
+    view = SeatView(game)
+    rng = np.random.default_rng(seed)
+    return search._rollouts([view.sample_determinization(rng) for _ in range(6)], view.legal_actions()[:3], view.seat)
+
+
+def test_a_policy_opponent_model_shares_the_compiled_forward_and_equals_its_own_forward():
+    """An opponent policy of the search policy's shape runs as policy 1 of its stack, one forward a step; the
+    rollouts equal those with the opponent model moved by its own forward."""
+    joint = SearchAgent(seed=0, opponents=str(ISMCTS_IMITATION), **FAST)
+    assert joint._joint and joint._stack.num_policies == 2
+    separate = SearchAgent(seed=0, opponents=str(ISMCTS_IMITATION), **FAST)
+    separate._joint, separate._stack = False, stack_of((separate.player.policy,))
+    for n in (2, 3):
+        np.testing.assert_array_equal(rollout_rewards(joint, n), rollout_rewards(separate, n))
+
+
+def test_the_shipped_policy_as_opponent_model_is_the_default_search():
+    """Control for the joint forward: the search's own policy named as the opponent model changes nothing."""
+    default = SearchAgent(seed=0, **FAST)
+    same = SearchAgent(seed=0, opponents=str(SHIPPED_MODEL), **FAST)
+    np.testing.assert_array_equal(rollout_rewards(same, 3), rollout_rewards(default, 3))
+    assert not np.array_equal(rollout_rewards(SearchAgent(seed=0, opponents=str(ISMCTS_IMITATION), **FAST), 3),
+                              rollout_rewards(default, 3))  # another model, other rollouts
+
+
 def constant_value(c: float) -> NumpyPolicy:
     """A value network that says ``c`` VP of every position."""
     size = SeatView(Game.new(2, seed=0)).observation.shape[0]
@@ -228,7 +258,9 @@ def test_registry_builds_it_from_a_spec():
     (dict(candidates=-1), "candidates must be an integer of at least 0"),
     (dict(belief="exact"), "belief must be one of uniform, posterior"),
     (dict(threshold=-0.1), "threshold must be a non-negative number"),
-    (dict(opponents="ismcts"), "opponents must be one of policy, heuristic"),
+    (dict(opponents="ismcts"), "opponents must be one of policy, heuristic or the path of a policy export"),
+    (dict(opponents="nowhere.npz"), "opponents: no model file"),
+    (dict(opponents=str(SHIPPED_MODEL.parent / "ppo_packetrow_value.npz")), "opponents: .* is a value network"),
     (dict(depth=-1), "depth must be an integer of at least 0"),
     (dict(value="nowhere.npz"), "no model file"),
     (dict(value=str(SHIPPED_MODEL)), "is not a value network"),
