@@ -113,3 +113,12 @@ def test_command_errors_are_one_line_and_write_nothing(records, tmp_path, capsys
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
     assert not list(tmp_path.iterdir())
+
+
+def test_help_and_bad_numbers(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["imitate", "--help"])
+    assert exit_info.value.code == 0 and "usage: packetrow imitate" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:
+        main(["imitate", "r.jsonl", "--agent", "heuristic", "--out", "m.npz", "--epochs", "0"])
+    assert exit_info.value.code == 2 and "must be a positive int, got '0'" in capsys.readouterr().err

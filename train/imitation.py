@@ -17,6 +17,7 @@ holds the two equal), and comes back as a ``NumpyPolicy`` export.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -208,8 +209,8 @@ def _run_imitate_command(args) -> int:
 
 
 def _positive(kind):
+    """An argparse type: a positive number of ``kind``."""
     def parse(text: str):
-        import argparse
         try:
             value = kind(text)
         except ValueError:
