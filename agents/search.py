@@ -10,9 +10,11 @@ candidate actions (the policy's ``candidates`` most likely legal ones, or every 
 (determinisation, candidate) pair to the end of the game with the policy at every seat: one ``VectorGame``
 holding all K x C games, one compiled policy forward per step for all of them (``PolicyStack``). The
 same K determinisations serve every candidate and the rollouts are the policy's argmax, so candidates are
-compared on common deals with no other noise (common random numbers). ``opponents="heuristic"`` is an opponent
-model: the compiled heuristic (``heuristic_batch.heuristic_actions``) plays the other seats of the rollouts, for a
-table the user knows to be heuristics; the default models every seat as the policy. Waves of K determinisations
+compared on common deals with no other noise (common random numbers). ``opponents`` is the opponent model, who
+plays the other seats of the rollouts: the policy (the default), the compiled heuristic
+(``heuristic_batch.heuristic_actions``) for a table the user knows to be heuristics, or the argmax of a policy
+export (a ``.npz`` path), e.g. one fitted by ``packetrow imitate`` to how the table played in recorded games;
+one of the policy's shape, mode and encoding moves in the same compiled call as the policy. Waves of K determinisations
 repeat until the budget is spent: ``seconds_per_move`` (time; a wave started is finished) or ``rollouts`` (work:
 rollouts per decision, all candidates counted). The choice is the candidate with the best mean reward if its gain
 over the policy's favourite, paired by deal, exceeds ``threshold`` and two standard errors of it (SPARTA's deviation
@@ -159,7 +161,7 @@ class SearchAgent(Agent):
 
     def posterior(self, view):
         """The exact posterior over the hidden starting contracts of ``view``'s opponents, each modelled as the
-        rollouts model them (the search's policy, or the heuristic with ``opponents="heuristic"``;
+        rollouts model them (the search's policy, the heuristic or the policy export of ``opponents``;
         ``belief.starting_contract_posterior``); None (uniform deals) where their play cannot explain any deal (they
         do not play as modelled) or the game cannot replay its past (loaded from a saved file)."""
         if self._opponent == "heuristic":
@@ -183,7 +185,6 @@ class SearchAgent(Agent):
                 game.step(action)
                 starts.append(game)
         games = VectorGame.from_games(starts)
-        outputs = self.player.policy.num_actions
         moves = np.zeros(games.num_games, np.int64)
         leaf = np.zeros(games.num_games, bool)  # stopped for the value network
         turns = np.zeros(games.num_games, np.int64)  # the seat's own moves in the rollout
@@ -217,7 +218,6 @@ class SearchAgent(Agent):
             margin[rows] = self.value.logits(policy_input(self.value, observations, self.value.observation_encoding,
                                                           games.cards))[:, 0]
         return np.tanh(margin / MARGIN_SCALE).reshape(len(deals), len(candidates))
-
 
     def _opponent_moves(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
         """The opponent model's moves in ``rows`` of a rollout batch: the compiled heuristic's or a policy's argmax."""
