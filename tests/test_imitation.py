@@ -115,10 +115,13 @@ def test_command_errors_are_one_line_and_write_nothing(records, tmp_path, capsys
     assert not list(tmp_path.iterdir())
 
 
-def test_help_and_bad_numbers(capsys):
+def test_help_and_bad_numbers(records, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["imitate", "--help"])
     assert exit_info.value.code == 0 and "usage: packetrow imitate" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exit_info:
         main(["imitate", "r.jsonl", "--agent", "heuristic", "--out", "m.npz", "--epochs", "0"])
-    assert exit_info.value.code == 2 and "must be a positive int, got '0'" in capsys.readouterr().err
+    assert exit_info.value.code == 2 and "expected a positive integer, got 0" in capsys.readouterr().err
+    out = tmp_path / "m.npz"
+    assert main(["imitate", str(records), "--agent", "heuristic", "--out", str(out), "--lr", "nan"]) == 2
+    assert "learning rate must lie between 0 and 1, got nan" in capsys.readouterr().err and not out.exists()

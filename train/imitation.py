@@ -17,7 +17,6 @@ holds the two equal), and comes back as a ``NumpyPolicy`` export.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,8 @@ import numpy as np
 from packetrow_agents.policy import NumpyPolicy, PolicyAgent, check_model_path, load_policy
 from packetrow_agents.records import iter_replay, read_records
 from packetrow_env.seat_view import SeatView
+
+from .tournament import _positive_int
 
 BATCH = 256
 
@@ -119,6 +120,16 @@ def torch_policy(policy: NumpyPolicy):
     return TorchPolicy()
 
 
+def check_settings(epochs: int, learning_rate: float, holdout: float) -> None:
+    """An ImitationError unless the settings of ``imitate`` are in range."""
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ImitationError(f"epochs must be a whole number of at least 1, got {epochs!r}")
+    if not 0 < learning_rate < 1:
+        raise ImitationError(f"the learning rate must lie between 0 and 1, got {learning_rate!r}")
+    if not 0 < holdout < 1:
+        raise ImitationError(f"holdout must be a fraction of the games between 0 and 1, got {holdout!r}")
+
+
 def imitate(decisions: Decisions, policy: NumpyPolicy, epochs: int = 20, learning_rate: float = 3e-4,
             holdout: float = 0.2, seed: int = 0, progress: bool = False, metadata: dict | None = None):
     """(the fine-tuned NumpyPolicy, a report): ``policy`` trained towards ``decisions``' actions, the epoch with the
@@ -126,12 +137,7 @@ def imitate(decisions: Decisions, policy: NumpyPolicy, epochs: int = 20, learnin
     after, the epoch kept and the counts."""
     import torch
 
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ImitationError(f"epochs must be a whole number of at least 1, got {epochs!r}")
-    if not 0 < learning_rate < 1:
-        raise ImitationError(f"the learning rate must lie between 0 and 1, got {learning_rate!r}")
-    if not 0 < holdout < 1:
-        raise ImitationError(f"holdout must be a fraction of the games between 0 and 1, got {holdout!r}")
+    check_settings(epochs, learning_rate, holdout)
     games = np.unique(decisions.games)
     held = max(1, round(holdout * len(games)))
     if held >= len(games):
@@ -189,6 +195,7 @@ def _run_imitate_command(args) -> int:
             raise ImitationError(f"--out must name a .npz file (a policy export), got {args.out!r}")
         if out.exists() and not args.overwrite:
             raise ImitationError(f"{out} exists; give --overwrite to replace it")
+        check_settings(args.epochs, args.lr, args.holdout)  # before the records are replayed
         base = "ppo" if args.policy == "ppo" else str(check_model_path(args.policy))
         player = PolicyAgent(policy=load_policy(None if base == "ppo" else base))
         decisions = recorded_decisions(args.records, args.agent, player)
@@ -208,19 +215,6 @@ def _run_imitate_command(args) -> int:
     return 0
 
 
-def _positive(kind):
-    """An argparse type: a positive number of ``kind``."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            value = None
-        if value is None or not value > 0:
-            raise argparse.ArgumentTypeError(f"must be a positive {kind.__name__}, got {text!r}")
-        return value
-    return parse
-
-
 def add_command(subparsers) -> None:
     """Register the ``imitate`` subcommand on the ``packetrow`` parser's subparsers."""
     parser = subparsers.add_parser(
@@ -235,9 +229,9 @@ def add_command(subparsers) -> None:
     parser.add_argument("--out", required=True, metavar="PATH", help="the policy export to write (.npz)")
     parser.add_argument("--policy", default="ppo", metavar="POLICY",
                         help="the export to start from: 'ppo' (the shipped policy, default) or a .npz path")
-    parser.add_argument("--epochs", type=_positive(int), default=20, help="passes over the training moves (default 20)")
-    parser.add_argument("--lr", type=_positive(float), default=3e-4, help="Adam's learning rate (default 3e-4)")
-    parser.add_argument("--holdout", type=_positive(float), default=0.2,
+    parser.add_argument("--epochs", type=_positive_int, default=20, help="passes over the training moves (default 20)")
+    parser.add_argument("--lr", type=float, default=3e-4, help="Adam's learning rate (default 3e-4)")
+    parser.add_argument("--holdout", type=float, default=0.2,
                         help="fraction of the games held out to choose the epoch (default 0.2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split and the minibatches (default 0)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
