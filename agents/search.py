@@ -14,9 +14,9 @@ compared on common deals with no other noise (common random numbers). ``opponent
 plays the other seats of the rollouts: the policy (the default), the compiled heuristic
 (``heuristic_batch.heuristic_actions``) for a table the user knows to be heuristics, or the argmax of a policy
 export (a ``.npz`` path), e.g. one fitted by ``packetrow imitate`` to how the table played in recorded games;
-one of the policy's shape, mode and encoding moves in the same compiled call as the policy. Waves of K determinisations
-repeat until the budget is spent: ``seconds_per_move`` (time; a wave started is finished) or ``rollouts`` (work:
-rollouts per decision, all candidates counted). The choice is the candidate with the best mean reward if its gain
+one of the policy's shape, mode and encoding moves in the same compiled call as the policy. Waves of K
+determinisations repeat until the budget is spent: ``seconds_per_move`` (time; a wave started is finished) or
+``rollouts`` (work: rollouts per decision, all candidates counted). The choice is the candidate with the best mean reward if its gain
 over the policy's favourite, paired by deal, exceeds ``threshold`` and two standard errors of it (SPARTA's deviation
 rule: the search leaves the policy only where the rollouts say clearly that it pays); else the favourite.
 
@@ -48,7 +48,7 @@ from packetrow_env.vector import VectorGame
 from .base import Agent
 from .ismcts import TERMINAL_MARGIN_WEIGHT
 from .policy import SHIPPED_VALUE, NumpyPolicy, PolicyAgent, action_model, load_policy, policy_input
-from .policy_batch import stack_of
+from .policy_batch import same_architecture, stack_of
 
 BELIEFS = ("uniform", "posterior")  # how the hidden starting contracts are dealt
 OPPONENT_MODELS = ("policy", "heuristic")  # who plays the other seats in the rollouts
@@ -91,13 +91,12 @@ class SearchAgent(Agent):
         self._opponent = _opponent_model(opponents, self.player)
         # An opponent policy that reads what the search's policy reads, in a network of its shape (one fine-tuned
         # from it by ``packetrow imitate``), shares its compiled forward: policy 1 of the stack, one call a step.
-        joint = isinstance(self._opponent, PolicyAgent) \
+        # Otherwise the opponent model moves by its own forward (``_opponent_moves``).
+        self._joint = isinstance(self._opponent, PolicyAgent) \
             and (self._opponent.observation_mode, self._opponent.observation_encoding) \
-            == (self.player.observation_mode, self.player.observation_encoding)
-        self._stack = stack_of((self.player.policy, self._opponent.policy) if joint else (self.player.policy,))
-        if self._stack is None:  # shapes differ: the policy alone, the opponent model by its own forward
-            self._stack = stack_of((self.player.policy,))
-        self._joint = self._stack.num_policies == 2
+            == (self.player.observation_mode, self.player.observation_encoding) \
+            and same_architecture(self.player.policy, self._opponent.policy)
+        self._stack = stack_of((self.player.policy, self._opponent.policy) if self._joint else (self.player.policy,))
         self.value = None if value is None else _value_network(value, self.player.observation_mode)
         self.depth = int(depth)
         self.seconds_per_move = None if seconds_per_move is None else float(seconds_per_move)
@@ -220,7 +219,8 @@ class SearchAgent(Agent):
         return np.tanh(margin / MARGIN_SCALE).reshape(len(deals), len(candidates))
 
     def _opponent_moves(self, games: VectorGame, rows: np.ndarray) -> np.ndarray:
-        """The opponent model's moves in ``rows`` of a rollout batch: the compiled heuristic's or a policy's argmax."""
+        """The opponent model's moves in ``rows`` of a rollout batch: the compiled heuristic's or a policy's
+        argmax."""
         if self._opponent == "heuristic":
             from .heuristic_batch import heuristic_actions  # numba compiles it on first use
             return heuristic_actions(games, rows, self.player.observation_mode, self._rng)

@@ -60,13 +60,14 @@ def main(argv=None) -> int:
                         help="ISMCTS rollouts (default random)")
     parser.add_argument("--moves", type=positive, default=40, help="moves to time per searcher (default 40)")
     parser.add_argument("--search-options", default="", metavar="OPTIONS",
-                        help="more options of the search agent, e.g. opponents=models/ismcts_imitation.npz (default none)")
+                        help="more options of the search agent, e.g. opponents=models/ismcts_imitation.npz "
+                             "(default none)")
     args = parser.parse_args(argv)
     if not 0 < args.seconds < 600:
         parser.error(f"--seconds must be between 0 and 600, got {args.seconds}")
     for name in args.agents:
-        more = f",rollout={args.rollout}" if name == "ismcts" else (f",{args.search_options}" if args.search_options else "")
-        spec = f"{name}:seconds={args.seconds}{more}"
+        more = args.search_options if name == "search" else f"rollout={args.rollout}"
+        spec = f"{name}:seconds={args.seconds}" + (f",{more}" if more else "")
         counts = np.array(work_per_move(spec, args.moves))
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         print(f"{datetime.datetime.now():%Y-%m-%d %H:%M}: packetrow {packetrow_env.__version__}, Python "

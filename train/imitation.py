@@ -225,7 +225,8 @@ def add_command(subparsers) -> None:
                     "for search:opponents=PATH (needs the [train] extra).")
     parser.add_argument("records", nargs="+", type=Path, metavar="RECORDS", help="records.jsonl files")
     parser.add_argument("--agent", required=True, metavar="SPEC",
-                        help="the agent to imitate, its spec exactly as recorded, e.g. ismcts:iters=4641,rollout=random")
+                        help="the agent to imitate, its spec exactly as recorded, e.g. "
+                             "ismcts:iters=4641,rollout=random")
     parser.add_argument("--out", required=True, metavar="PATH", help="the policy export to write (.npz)")
     parser.add_argument("--policy", default="ppo", metavar="POLICY",
                         help="the export to start from: 'ppo' (the shipped policy, default) or a .npz path")
