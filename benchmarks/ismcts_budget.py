@@ -2,13 +2,14 @@
 that stands for it.
 
 A time budget makes a search weaker whenever the machine is busy; a work budget plays the same moves however
-loaded the machine is. This plays 2-player games of the searcher (``seconds`` a move) against the heuristic and
-prints its work per move (mean and quartiles over the moves where it had a choice), so that tournaments can use
+loaded the machine is. This plays games of the searcher (``seconds`` a move; 2 players unless ``--players``)
+against heuristics and prints its work per move (mean and quartiles over the moves where it had a choice), so that tournaments can use
 ``ismcts:iters=N,rollout=random`` or ``search:rollouts=N`` for "S seconds a move on this machine". Measure on a
 quiet machine, both searchers in one run when they are to be compared.
 
     python benchmarks/ismcts_budget.py --seconds 1 --moves 40 --agents ismcts search
     python benchmarks/ismcts_budget.py --agents search ismcts --search-options opponents=models/ismcts_imitation.npz
+    python benchmarks/ismcts_budget.py --agents search --players 4 --search-options opponents=heuristic
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from packetrow_train.tournament import _positive_int as positive
 WORK = {"ismcts": ("last_iterations", "iterations"), "search": ("last_rollouts", "rollouts")}  # a decision's work
 
 
-def work_per_move(spec: str, moves: int, seed: int = 0) -> list[int]:
-    """The work of each search (moves with a choice) in 2-player games against the heuristic."""
+def work_per_move(spec: str, moves: int, seed: int = 0, players: int = 2) -> list[int]:
+    """The work of each search (moves with a choice) in ``players``-player games against heuristics."""
     agent, heuristic = make_agent(spec, seed), HeuristicAgent(seed)
     attribute = WORK[spec.split(":")[0]][0]
     counts: list[int] = []
@@ -40,7 +41,7 @@ def work_per_move(spec: str, moves: int, seed: int = 0) -> list[int]:
     with tqdm(total=moves, desc=spec.split(":")[0] + " moves") as bar:
         while len(counts) < moves:
             if game is None or game.is_over:
-                game, seat = Game.new(2, seed=seed + len(counts)), len(counts) % 2
+                game, seat = Game.new(players, seed=seed + len(counts)), len(counts) % players
             view = SeatView(game, game.current_player)
             if game.current_player == seat and int(game.legal_action_mask().sum()) > 1:
                 game.step(agent.act(view))
@@ -59,6 +60,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rollout", default="random", choices=("random", "heuristic"),
                         help="ISMCTS rollouts (default random)")
     parser.add_argument("--moves", type=positive, default=40, help="moves to time per searcher (default 40)")
+    parser.add_argument("--players", type=int, default=2, choices=range(2, 6), metavar="{2..5}",
+                        help="players a game, the searcher and heuristics (default 2)")
     parser.add_argument("--search-options", default="", metavar="OPTIONS",
                         help="more options of the search agent, e.g. opponents=models/ismcts_imitation.npz "
                              "(default none)")
@@ -68,11 +71,11 @@ def main(argv=None) -> int:
     for name in args.agents:
         more = args.search_options if name == "search" else f"rollout={args.rollout}"
         spec = f"{name}:seconds={args.seconds}" + (f",{more}" if more else "")
-        counts = np.array(work_per_move(spec, args.moves))
+        counts = np.array(work_per_move(spec, args.moves, players=args.players))
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         print(f"{datetime.datetime.now():%Y-%m-%d %H:%M}: packetrow {packetrow_env.__version__}, Python "
               f"{platform.python_version()}, {os.cpu_count()} cores, load average {load:.2f}; {spec}, {len(counts)} "
-              "moves of 2-player games against the heuristic")
+              f"moves of {args.players}-player games against heuristics")
         quartiles = np.percentile(counts, [25, 50, 75])
         print(f"{WORK[name][1]} per move: mean {counts.mean():.0f}, quartiles {quartiles[0]:.0f} / "
               f"{quartiles[1]:.0f} / {quartiles[2]:.0f}, min {counts.min()}, max {counts.max()}")
