@@ -16,9 +16,10 @@ plays the other seats of the rollouts: the policy (the default), the compiled he
 export (a ``.npz`` path), e.g. one fitted by ``packetrow imitate`` to how the table played in recorded games;
 one of the policy's shape, mode and encoding moves in the same compiled call as the policy. Waves of K
 determinisations repeat until the budget is spent: ``seconds_per_move`` (time; a wave started is finished) or
-``rollouts`` (work: rollouts per decision, all candidates counted). The choice is the candidate with the best mean reward if its gain
-over the policy's favourite, paired by deal, exceeds ``threshold`` and two standard errors of it (SPARTA's deviation
-rule: the search leaves the policy only where the rollouts say clearly that it pays); else the favourite.
+``rollouts`` (work: rollouts per decision, all candidates counted). The choice is the candidate with the best
+mean reward if its gain over the policy's favourite, paired by deal, exceeds ``threshold`` and two standard errors
+of it (SPARTA's deviation rule: the search leaves the policy only where the rollouts say clearly that it pays);
+else the favourite.
 
 With ``value`` (a value network: ``export_value``'s, ``ppo`` for the shipped policy's) a rollout stops when the
 searching seat is to move after ``depth`` moves of its own, and the network's estimate of the seat's VP margin

@@ -3,9 +3,9 @@ that stands for it.
 
 A time budget makes a search weaker whenever the machine is busy; a work budget plays the same moves however
 loaded the machine is. This plays games of the searcher (``seconds`` a move; 2 players unless ``--players``)
-against heuristics and prints its work per move (mean and quartiles over the moves where it had a choice), so that tournaments can use
-``ismcts:iters=N,rollout=random`` or ``search:rollouts=N`` for "S seconds a move on this machine". Measure on a
-quiet machine, both searchers in one run when they are to be compared.
+against heuristics and prints its work per move (mean and quartiles over the moves where it had a choice), so
+that tournaments can use ``ismcts:iters=N,rollout=random`` or ``search:rollouts=N`` for "S seconds a move on this
+machine". Measure on a quiet machine, both searchers in one run when they are to be compared.
 
     python benchmarks/ismcts_budget.py --seconds 1 --moves 40 --agents ismcts search
     python benchmarks/ismcts_budget.py --agents search ismcts --search-options opponents=models/ismcts_imitation.npz
