@@ -7,12 +7,28 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+# {installed top-level package: its folder in the repository}
+FOLDERS = {name: SETUPTOOLS["package-dir"].get(name, name) for name in SETUPTOOLS["packages"] if "." not in name}
+
+
+def source_files() -> dict[str, str]:
+    """{path the wheel must hold: repository path} for every file git tracks in the installed folders."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the tracked files are unknown")
+    tracked = subprocess.run(["git", "ls-files", "-z", *FOLDERS.values()], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.split("\0")
+    wanted = {}
+    for package, folder in FOLDERS.items():
+        wanted |= {package + path[len(folder):]: path for path in tracked if path.startswith(folder + "/")}
+    return wanted
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +37,7 @@ def wheel(tmp_path_factory) -> Path:
     source = tmp_path_factory.mktemp("source")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
-    for folder in ("packetrow_env", "agents", "train", "models", "configs", "web"):
+    for folder in FOLDERS.values():
         shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("wheel")
     run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
@@ -48,18 +64,25 @@ def _run_installed(target: Path, cwd: Path, *args: str) -> subprocess.CompletedP
     return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_the_wheel_installs_only_packetrow_names_and_ships_the_model_and_configs(wheel):
-    names = zipfile.ZipFile(wheel).namelist()
-    top = {name.split("/")[0] for name in names}
+def test_the_wheel_installs_only_packetrow_names(wheel):
+    top = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
     assert top and all(t.startswith("packetrow") for t in top), sorted(top)
-    assert {"packetrow_env", "packetrow_agents", "packetrow_train", "packetrow_models", "packetrow_configs",
-            "packetrow_web"} <= top
-    for data in ["packetrow_models/ppo_packetrow.npz", "packetrow_models/ppo_packetrow_eval.csv",
-                 "packetrow_env/data/cards.csv",
-                 *(f"packetrow_web/static/{p.name}" for p in (ROOT / "web" / "static").iterdir()),
-                 *(f"packetrow_configs/{p.name}" for p in (ROOT / "configs").glob("*.yaml"))]:
-        assert data in names, data
-    assert (ROOT / "configs" / "quick.yaml").is_file()
+    assert set(FOLDERS) <= top
+
+
+def test_the_wheel_holds_every_module_and_data_file_of_the_source_tree(wheel):
+    names = {name for name in zipfile.ZipFile(wheel).namelist() if ".dist-info/" not in name}
+    expected = set(source_files())
+    assert sorted(expected - names) == [], "files of the source tree missing from the wheel"
+    assert sorted(names - expected) == [], "files in the wheel that git does not track"
+
+
+def test_every_package_folder_is_listed_in_pyproject():
+    listed = set(SETUPTOOLS["packages"])
+    found = {package + path[len(folder):].rpartition("/__init__.py")[0].replace("/", ".")
+             for path in source_files().values() if path.endswith("/__init__.py")
+             for package, folder in FOLDERS.items() if path.startswith(folder + "/")}
+    assert found == listed
 
 
 def test_the_installed_copy_plays_the_shipped_agent_from_an_empty_directory(installed, tmp_path):
