@@ -8,7 +8,6 @@ drive the loop without a terminal.
 
 from __future__ import annotations
 
-import argparse
 import builtins
 import shutil
 import sys
@@ -433,13 +432,11 @@ def play(players: int | None = None, opponents=None, seed: int | None = None, se
 
 
 # ------------------------------------------------------------------------------------------ command line
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    """Register the ``play`` subcommand on the ``packetrow`` command's subparsers."""
-    parser = subparsers.add_parser(
-        "play", help="play a game in the terminal against bots",
-        description="Play Packet Row in the terminal against bots. At each of your turns the table is shown "
-                    "with your legal actions; type a listed number or an action name, or 'help', 'save [FILE]', "
-                    "'quit'.")
+def add_arguments(parser) -> None:
+    """Add the arguments of ``packetrow play`` to its parser."""
+    parser.description = ("Play Packet Row in the terminal against bots. At each of your turns the table is shown "
+                          "with your legal actions; type a listed number or an action name, or 'help', 'save [FILE]', "
+                          "'quit'.")
     parser.add_argument("--players", type=int, default=None, choices=range(MIN_PLAYERS, MAX_PLAYERS + 1),
                         metavar="N", help="number of players, 2-5 (default 3)")
     parser.add_argument("--opponents", default=None, metavar="SPECS",
@@ -455,7 +452,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         help="compact: the table in 80 columns and about 20 lines; full: everything spelled out; "
                              "auto (default): full when it fits the terminal, else compact")
     parser.set_defaults(run=run_command)
-    return parser
 
 
 def run_command(args, input_fn=None, out=None) -> int:

@@ -4,7 +4,7 @@ For each matchup this plays the same number of games twice with the same seed: o
 default tournament) and once with duplicate deals (every deal under every seat rotation). For the first
 agent of each matchup it measures two things per game, its share of the win and its VP margin (its VP
 minus the mean VP of the others), and puts the same normal interval on both runs: over games for the
-rotation, over the deals' means for the duplicate deals (``packetrow_train.duplicate``); a plain
+rotation, over the deals' means for the duplicate deals (``packetrow_arena.duplicate_deals``); a plain
 rotation's deals are its games, so one function does both. It prints both intervals, the ratio of their
 widths and the seconds, as a Markdown table for docs/evaluation.md.
 
@@ -20,10 +20,10 @@ import platform
 import time
 
 from packetrow_env import __version__
-from packetrow_train import stats
-from packetrow_train.duplicate import per_deal_means
-from packetrow_train.tournament import _positive_int as positive
-from packetrow_train.tournament import run_tournament
+from packetrow_arena import stats
+from packetrow_arena.duplicate_deals import per_deal_means
+from packetrow_arena.tournament import positive_int as positive
+from packetrow_arena.tournament import run_tournament
 
 # (agents, players, uses search): search matchups play fewer games, ISMCTS at a fixed iteration budget
 MATCHUPS = [

@@ -27,7 +27,7 @@ from packetrow_agents import HeuristicAgent
 from packetrow_agents.registry import make_agent
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
-from packetrow_train.tournament import _positive_int as positive
+from packetrow_arena.tournament import positive_int as positive
 
 WORK = {"ismcts": ("last_iterations", "iterations"), "search": ("last_rollouts", "rollouts")}  # a decision's work
 

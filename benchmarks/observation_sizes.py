@@ -27,7 +27,7 @@ from packetrow_env.observation import MODES, encoder as full_encoder
 from packetrow_env.vector.batch import from_games
 from packetrow_env.vector.observe import BatchEncoder
 from packetrow_env.vector.observe_compact import CompactBatchEncoder
-from packetrow_train.tournament import _positive_int as positive
+from packetrow_arena.tournament import positive_int as positive
 
 
 def best_time(run, repeats: int = 5) -> float:

@@ -27,10 +27,10 @@ import yaml
 from tqdm import tqdm
 
 from packetrow_train.config import resolve_config
-from packetrow_train.ray_cluster import ray_session
+from packetrow_arena.ray_cluster import ray_session
 from packetrow_train.rllib_selfplay import build_algorithm, config_from_dict
-from packetrow_train.tournament import _positive_int as positive
-from packetrow_train.tournament import run_tournament
+from packetrow_arena.tournament import positive_int as positive
+from packetrow_arena.tournament import run_tournament
 
 
 def tournament_rows(games: int) -> list[tuple[str, float]]:

@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 import packetrow_env
-from packetrow_train.tournament import run_tournament
+from packetrow_arena.tournament import run_tournament
 
 
 def main(argv=None) -> int:

@@ -30,7 +30,7 @@ from packetrow_agents.registry import make_agent
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
 from packetrow_train.rollout import RolloutPPO
-from packetrow_train.tournament import _positive_int as positive, run_tournament
+from packetrow_arena.tournament import positive_int as positive, run_tournament
 
 _ARGS = None
 

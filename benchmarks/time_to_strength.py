@@ -25,7 +25,7 @@ import numpy as np
 
 from packetrow_train.config import TrainConfig, load_config
 from packetrow_train.selfplay import train
-from packetrow_train.tournament import _positive_int as positive
+from packetrow_arena.tournament import positive_int as positive
 
 
 def target(text: str) -> tuple[int, float]:

@@ -36,7 +36,7 @@ from packetrow_env.vector.learner import LearnerGames  # noqa: E402
 from packetrow_train.config import config_from_dict  # noqa: E402
 from packetrow_train.rollout import _sample, fast_adam  # noqa: E402
 from packetrow_train.selfplay import _policy_kwargs  # noqa: E402
-from packetrow_train.tournament import _positive_int as positive  # noqa: E402
+from packetrow_arena.tournament import positive_int as positive  # noqa: E402
 from packetrow_train.update_threads import UpdateThreads  # noqa: E402
 
 

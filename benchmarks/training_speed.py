@@ -34,7 +34,7 @@ from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
 from packetrow_train.config import config_from_dict
 from packetrow_train.selfplay import train
-from packetrow_train.tournament import _positive_int as positive
+from packetrow_arena.tournament import positive_int as positive
 
 QUICK = Path(__file__).resolve().parent.parent / "configs" / "quick.yaml"
 MIXTURES = {

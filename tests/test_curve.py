@@ -10,7 +10,7 @@ pytest.importorskip("matplotlib")
 
 from torch.utils.tensorboard import SummaryWriter  # noqa: E402
 
-from packetrow_train.cli import main  # noqa: E402
+from packetrow_cli.main import main  # noqa: E402
 from packetrow_train.curve import evaluation_rows, plot_run, training_win_rates  # noqa: E402
 from packetrow_train.run_dir import EVAL_COLUMNS  # noqa: E402
 

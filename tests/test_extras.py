@@ -21,11 +21,12 @@ EXTRAS_OF = {
     "packetrow_env": (),
     "packetrow_agents": (),
     "packetrow_agents.policy": ("train",),  # its SB3 export, until that moves to training
-    "packetrow_agents.records": ("cli", "train"),  # schema validation, until records move to the arena
+    "packetrow_arena": ("cli", "train"),
+    "packetrow_cli": (),
     "packetrow_models": (),
     "packetrow_configs": (),
+    "packetrow_arena.ray_cluster": ("ray",),
     "packetrow_train": ("train",),
-    "packetrow_train.ray_cluster": ("ray",),
     "packetrow_train.rllib_env": ("ray",),
     "packetrow_train.rllib_selfplay": ("ray",),
     "packetrow_train.rllib_vector_env": ("ray",),

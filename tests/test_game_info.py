@@ -27,7 +27,7 @@ from packetrow_env.knowledge import MODES
 from packetrow_env.scoring import REWARD_MODES, final_rewards
 from packetrow_env.seat_view import SeatView
 from packetrow_env.vector import VectorGame
-from packetrow_train.cli import main
+from packetrow_cli.main import main
 
 PLAYER_COUNTS = range(state.MIN_PLAYERS, state.MAX_PLAYERS + 1)
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from packetrow_agents.policy import NumpyPolicy, PolicyAgent, load_policy
-from packetrow_agents.records import read_records
+from packetrow_arena.records import read_records
 from packetrow_agents.search import SearchAgent
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
-from packetrow_train.cli import main
+from packetrow_cli.main import main
 from packetrow_train.imitation import ImitationError, imitate, recorded_decisions, torch_policy
-from packetrow_train.tournament import run_tournament
+from packetrow_arena.tournament import run_tournament
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from packetrow_agents import records
-from packetrow_train import ladder
-from packetrow_train.cli import main
-from packetrow_train.ladder import (LadderError, build_ladder, fit_ratings, lone_scores, place_agent, place_rating)
+from packetrow_arena import records
+from packetrow_arena import ladder
+from packetrow_cli.main import main
+from packetrow_arena.ladder import (LadderError, build_ladder, fit_ratings, lone_scores, place_agent, place_rating)
 
 SMALL = (("random", "random"), ("heuristic", "heuristic"), ("ppo", "ppo"))  # fast agents: a ladder in seconds
 

@@ -90,7 +90,7 @@ def test_the_installed_copy_plays_the_shipped_agent_from_an_empty_directory(inst
                            "print(packetrow_models.__file__); print(packetrow_agents.__file__)")
     assert where.returncode == 0, where.stderr
     assert all(line.startswith(str(installed)) for line in where.stdout.split()), where.stdout
-    run = _run_installed(installed, tmp_path, "-m", "packetrow_train.cli", "tournament", "--agents", "ppo,heuristic",
+    run = _run_installed(installed, tmp_path, "-m", "packetrow_cli", "tournament", "--agents", "ppo,heuristic",
                          "--players", "2", "--games", "4", "--no-progress")
     assert run.returncode == 0, run.stderr
     assert "4 games of 2 players" in run.stdout and "ppo" in run.stdout
@@ -111,6 +111,6 @@ def test_the_installed_copy_reports_the_projects_version(installed, tmp_path):
     import tomllib
 
     expected = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    run = _run_installed(installed, tmp_path, "-m", "packetrow_train.cli", "--version")
+    run = _run_installed(installed, tmp_path, "-m", "packetrow_cli", "--version")
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == f"packetrow {expected}"

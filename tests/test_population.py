@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from packetrow_train.cli import main
-from packetrow_train.population import analyse, analyse_file, max_entropy_nash, pair_scores, payoff_matrix
-from packetrow_train.tournament import run_tournament
+from packetrow_cli.main import main
+from packetrow_arena.population import analyse, analyse_file, max_entropy_nash, pair_scores, payoff_matrix
+from packetrow_arena.tournament import run_tournament
 
 
 def test_pair_scores_count_ties_and_copies():

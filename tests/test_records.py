@@ -5,10 +5,10 @@ import json
 import jsonschema
 import pytest
 
-from packetrow_agents import records
-from packetrow_agents.records import RecordError, read_records, replay_record, validate_file, write_records
-from packetrow_train.cli import main
-from packetrow_train.tournament import run_tournament
+from packetrow_arena import records
+from packetrow_arena.records import RecordError, read_records, replay_record, validate_file, write_records
+from packetrow_cli.main import main
+from packetrow_arena.tournament import run_tournament
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from packetrow_agents.policy import export_policy  # noqa: E402
 from packetrow_env.vector.learner import Ended, random_legal  # noqa: E402
 from packetrow_train.pool import OpponentPool  # noqa: E402
 from packetrow_train.rllib_vector_env import LearnerVectorEnv, learner_win_shares  # noqa: E402
-from packetrow_train.stats import win_shares  # noqa: E402
+from packetrow_arena.stats import win_shares  # noqa: E402
 
 MIXTURE = {"heuristic": 0.5, "random": 0.5}
 

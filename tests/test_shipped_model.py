@@ -17,8 +17,8 @@ from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
 from tests.test_policy_versions import V1_MODEL
 from tests.test_terminal import Script
-from packetrow_train import cli
-from packetrow_train.tournament import run_tournament
+from packetrow_cli import main as cli
+from packetrow_arena.tournament import run_tournament
 
 CONFIGS = SHIPPED_MODEL.parent.parent / "configs"
 

@@ -24,7 +24,7 @@ from packetrow_env import actions
 from packetrow_env.engine import Game
 from packetrow_env.render import contract_text
 from packetrow_env.seat_view import SeatView
-from packetrow_train import cli
+from packetrow_cli import main as cli
 
 LEGAL = re.compile(r"legal actions:\n((?: +\d+ .*\n)+)")
 

@@ -10,12 +10,12 @@ import pytest
 
 from packetrow_agents import registry
 from packetrow_agents.random_agent import RandomAgent
-from packetrow_agents.replay import ReplayError, replay_game, replay_moves
+from packetrow_arena.replay import ReplayError, replay_game, replay_moves
 from packetrow_env.observation import Encoder, encoder
-from packetrow_train import stats
-from packetrow_train.cli import main
-from packetrow_train.duplicate import paired_columns, per_deal_means, seat_assignments
-from packetrow_train.tournament import (TournamentError, find_game, lineup, load_games, make_entries, replay_text,
+from packetrow_arena import stats
+from packetrow_cli.main import main
+from packetrow_arena.duplicate_deals import paired_columns, per_deal_means, seat_assignments
+from packetrow_arena.tournament import (TournamentError, find_game, lineup, load_games, make_entries, replay_text,
                                         run_tournament)
 
 

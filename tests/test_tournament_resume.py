@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from packetrow_agents import records as game_records
-from packetrow_train.cli import main
-from packetrow_train.tournament import TournamentError, run_tournament
+from packetrow_arena import records as game_records
+from packetrow_cli.main import main
+from packetrow_arena.tournament import TournamentError, run_tournament
 
 
 class Interrupted(Exception):

@@ -21,11 +21,11 @@ from packetrow_env.engine import Game  # noqa: E402
 from packetrow_env.observation import encoder  # noqa: E402
 from packetrow_env.wrappers import SingleAgentEnv  # noqa: E402
 from packetrow_env.seat_view import SeatView
-from packetrow_train.cli import main  # noqa: E402
+from packetrow_cli.main import main  # noqa: E402
 from packetrow_train.pool import OpponentPool  # noqa: E402
 from packetrow_train.config import ConfigError, config_from_dict, load_config  # noqa: E402
 from packetrow_train.selfplay import _ppo_kwargs, train  # noqa: E402
-from packetrow_train.tournament import run_tournament  # noqa: E402
+from packetrow_arena.tournament import run_tournament  # noqa: E402
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 SIZE = encoder().size

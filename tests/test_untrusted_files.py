@@ -25,7 +25,7 @@ from packetrow_agents.policy import ModelFormatError
 from packetrow_agents.play import SAVE_FORMAT, SAVE_VERSION
 from packetrow_agents.terminal import play
 from packetrow_env.engine import Game
-from packetrow_train.cli import main
+from packetrow_cli.main import main
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 

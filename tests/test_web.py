@@ -11,10 +11,10 @@ import pytest
 pytest.importorskip("flask")
 
 from packetrow_agents.play import read_save  # noqa: E402
-from packetrow_agents.replay import replay_game  # noqa: E402
+from packetrow_arena.replay import replay_game  # noqa: E402
 from packetrow_env.engine import Game  # noqa: E402
-from packetrow_train.cli import main  # noqa: E402
-from packetrow_train.tournament import load_games, run_tournament  # noqa: E402
+from packetrow_cli.main import main  # noqa: E402
+from packetrow_arena.tournament import load_games, run_tournament  # noqa: E402
 from packetrow_web import create_app  # noqa: E402
 from packetrow_web.sessions import PlaySession, Replay  # noqa: E402
 from tests.test_leaks import random_position, twins  # noqa: E402
@@ -324,7 +324,7 @@ def tournament_file(tmp_path_factory):
 @pytest.mark.parametrize("name", ["games.jsonl", "records.jsonl"])
 def test_watching_a_tournament_game_shows_the_replayed_scores(client, tournament_file, name):
     """Acceptance: the final scores shown equal those 'packetrow replay' checks (the recorded and replayed ones), from
-    the games file and from the record file (packetrow_agents.records) written beside it."""
+    the games file and from the record file (packetrow_arena.records) written beside it."""
     text = (tournament_file.parent / name).read_text()
     response = client.post("/api/watch", json={"text": text, "name": name})
     assert response.status_code == 200, response.get_json()

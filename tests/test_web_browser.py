@@ -24,8 +24,8 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
-from packetrow_agents.replay import replay_game  # noqa: E402
-from packetrow_train.tournament import load_games, run_tournament  # noqa: E402
+from packetrow_arena.replay import replay_game  # noqa: E402
+from packetrow_arena.tournament import load_games, run_tournament  # noqa: E402
 from packetrow_web import create_app  # noqa: E402
 from packetrow_web.sessions import PlaySession  # noqa: E402
 

@@ -16,8 +16,8 @@ pytest.importorskip("flask")
 from packetrow_agents.play import read_save  # noqa: E402
 from packetrow_env.engine import Game  # noqa: E402
 from packetrow_env.seat_view import SeatView  # noqa: E402
-from packetrow_train.cli import main  # noqa: E402
-from packetrow_train.tournament import load_games, run_tournament  # noqa: E402
+from packetrow_cli.main import main  # noqa: E402
+from packetrow_arena.tournament import load_games, run_tournament  # noqa: E402
 from packetrow_web import create_app  # noqa: E402
 from packetrow_web.app import MAX_UPLOAD  # noqa: E402
 from packetrow_web.opponents import OFFERED, OpponentRule  # noqa: E402

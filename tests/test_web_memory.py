@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("flask")
 
-from packetrow_train.tournament import load_games, run_tournament  # noqa: E402
+from packetrow_arena.tournament import load_games, run_tournament  # noqa: E402
 from packetrow_web.app import MAX_UPLOAD  # noqa: E402
 
 MEMORY_BOUND_MIB = 128  # measured: 59 and 73 MiB in two runs (docs/play.md)
@@ -57,7 +57,7 @@ def test_300_games_and_three_large_uploads_stay_under_the_bound(tmp_path):
     result = run_tournament(["heuristic", "random"], num_players=2, games=4, seed=9, progress=False)
     path, _ = result.write(tmp_path)
     records = load_games(path)
-    server = subprocess.Popen([sys.executable, "-m", "packetrow_train.cli", "serve", "--port", "0", "--save-dir",
+    server = subprocess.Popen([sys.executable, "-m", "packetrow_cli", "serve", "--port", "0", "--save-dir",
                                str(tmp_path / "saves")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         url = server.stdout.readline().split()[5].rstrip("/")

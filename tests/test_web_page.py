@@ -22,7 +22,7 @@ pytest.importorskip("selenium")
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
-from packetrow_train.tournament import run_tournament  # noqa: E402
+from packetrow_arena.tournament import run_tournament  # noqa: E402
 from packetrow_web.sessions import PlaySession  # noqa: E402
 from tests.test_web_browser import DESKTOP, ready, start_browser, start_server, wait  # noqa: E402
 from tests.test_web_memory import call  # noqa: E402

@@ -17,7 +17,7 @@ schemathesis = pytest.importorskip("schemathesis")
 from hypothesis import HealthCheck, settings  # noqa: E402
 from schemathesis.checks import not_a_server_error  # noqa: E402
 
-from packetrow_train.tournament import run_tournament  # noqa: E402
+from packetrow_arena.tournament import run_tournament  # noqa: E402
 from packetrow_web import create_app  # noqa: E402
 
 

@@ -117,12 +117,10 @@ def _run_curve_command(args) -> int:
     return 0
 
 
-def add_command(subparsers) -> None:
-    """Register the ``curve`` subcommand on the ``packetrow`` parser's subparsers."""
-    parser = subparsers.add_parser(
-        "curve", help="plot a training run's win rates (training games and evaluations) to a PNG",
-        description="Plot a run of packetrow train: the learner's win rate per player count in training games "
-                    "(TensorBoard logs) and its evaluations against fixed bots (eval.csv), as a PNG.")
+def add_arguments(parser) -> None:
+    """Add the arguments of ``packetrow curve`` to its parser."""
+    parser.description = ("Plot a run of packetrow train: the learner's win rate per player count in training games "
+                          "(TensorBoard logs) and its evaluations against fixed bots (eval.csv), as a PNG.")
     parser.add_argument("run_dir", metavar="RUN_DIR",
                         help="the run's output directory, e.g. runs/quick; or an eval.csv alone (its evaluations "
                              "only), e.g. models/ppo_packetrow_eval.csv")

@@ -8,7 +8,7 @@ from packetrow_agents.policy import PolicyAgent
 
 from .config import TrainConfig
 from .run_dir import export_model
-from .tournament import run_tournament
+from packetrow_arena.tournament import run_tournament
 
 LEARNER = "learner"  # the learner's entry name in evaluation tournaments
 EVAL_SEED_OFFSET = 1_000_003  # evaluations deal from the run's seed + this, apart from its training games

@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from packetrow_agents.policy import NumpyPolicy, PolicyAgent, check_model_path, load_policy
-from packetrow_agents.records import iter_replay, read_records
+from packetrow_arena.records import iter_replay, read_records
 from packetrow_env.seat_view import SeatView
 
-from .tournament import _positive_int
+from packetrow_arena.tournament import positive_int
 
 BATCH = 256
 
@@ -215,14 +215,12 @@ def _run_imitate_command(args) -> int:
     return 0
 
 
-def add_command(subparsers) -> None:
-    """Register the ``imitate`` subcommand on the ``packetrow`` parser's subparsers."""
-    parser = subparsers.add_parser(
-        "imitate", help="fine-tune a policy to play as an agent played in record files (an opponent model)",
-        description="Replay record files (packetrow tournament --out), take every decision with a choice of the "
-                    "seats AGENT played, and fine-tune a policy export towards those moves by cross-entropy, "
-                    "keeping the epoch with the lowest cross-entropy on held-out games; writes a policy export "
-                    "for search:opponents=PATH (needs the [train] extra).")
+def add_arguments(parser) -> None:
+    """Add the arguments of ``packetrow imitate`` to its parser."""
+    parser.description = ("Replay record files (packetrow tournament --out), take every decision with a choice of the "
+                          "seats AGENT played, and fine-tune a policy export towards those moves by cross-entropy, "
+                          "keeping the epoch with the lowest cross-entropy on held-out games; writes a policy export "
+                          "for search:opponents=PATH (needs the [train] extra).")
     parser.add_argument("records", nargs="+", type=Path, metavar="RECORDS", help="records.jsonl files")
     parser.add_argument("--agent", required=True, metavar="SPEC",
                         help="the agent to imitate, its spec exactly as recorded, e.g. "
@@ -230,7 +228,7 @@ def add_command(subparsers) -> None:
     parser.add_argument("--out", required=True, metavar="PATH", help="the policy export to write (.npz)")
     parser.add_argument("--policy", default="ppo", metavar="POLICY",
                         help="the export to start from: 'ppo' (the shipped policy, default) or a .npz path")
-    parser.add_argument("--epochs", type=_positive_int, default=20, help="passes over the training moves (default 20)")
+    parser.add_argument("--epochs", type=positive_int, default=20, help="passes over the training moves (default 20)")
     parser.add_argument("--lr", type=float, default=3e-4, help="Adam's learning rate (default 3e-4)")
     parser.add_argument("--holdout", type=float, default=0.2,
                         help="fraction of the games held out to choose the epoch (default 0.2)")

@@ -38,7 +38,7 @@ from .config import (ACTIVATIONS, ConfigError, check_agent_specs, check_choice, 
                      check_run_name, load_sections, option)
 from .evaluation import EVAL_SEED_OFFSET, evaluate
 from .pool import OpponentPool, check_mixture
-from .ray_cluster import import_ray, ray_session
+from packetrow_arena.ray_cluster import import_ray, ray_session
 from .run_dir import RLLIB_RUN_FILES, prepare_out, write_yaml
 
 @dataclass

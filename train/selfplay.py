@@ -39,7 +39,7 @@ from .evaluation import evaluate_model
 from .pool import OpponentPool
 from .run_dir import (append_eval_rows, environment_versions, export_model, model_metadata, prepare_out,
                       resume_snapshots, save_model, snapshot_path, step_name, write_yaml)
-from .stats import win_shares
+from packetrow_arena.stats import win_shares
 from .update_threads import UpdateThreads
 
 TRUST_HINT = ("resuming loads an SB3 checkpoint, which unpickles it: a crafted file runs any code it carries. "

@@ -4,6 +4,6 @@ The server holds every game; the page receives only what the person's seat may k
 ``packetrow_env.knowledge``). ``create_app`` builds the Flask app, ``serve`` runs it.
 """
 
-from .app import add_command, create_app, serve
+from .app import create_app, serve
 
-__all__ = ["add_command", "create_app", "serve"]
+__all__ = ["create_app", "serve"]

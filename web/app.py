@@ -274,12 +274,10 @@ def port_number(text: str) -> int:
     return port
 
 
-def add_command(subparsers) -> argparse.ArgumentParser:
-    """Register ``packetrow serve`` on the ``packetrow`` command's subparsers."""
-    parser = subparsers.add_parser(
-        "serve", help="play and watch games in the browser (needs the [web] extra)",
-        description="Run a local web app: play against the shipped agent or other bots, and watch tournament games "
-                    "(a games.jsonl) or saved games move by move.")
+def add_arguments(parser) -> None:
+    """Add the arguments of ``packetrow serve`` to its parser."""
+    parser.description = ("Run a local web app: play against the shipped agent or other bots, and watch tournament "
+                          "games (a games.jsonl) or saved games move by move.")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
                                                             "only)")
     parser.add_argument("--port", type=port_number, default=8000, help="port (default 8000; 0 picks a free one)")
@@ -293,7 +291,6 @@ def add_command(subparsers) -> argparse.ArgumentParser:
                         help="with --any-agent: a folder whose .npz models 'ppo:PATH' may load (repeatable; "
                              "default none)")
     parser.set_defaults(run=run_command)
-    return parser
 
 
 def run_command(args) -> int:

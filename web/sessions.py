@@ -21,9 +21,9 @@ import numpy as np
 
 from packetrow_agents.play import (SAVE_FORMAT, PlayError, Session, narrate, opponent_specs, parse_save, read_save,
                                    save_error_text, write_save)
-from packetrow_agents.records import RecordError, parse_records
+from packetrow_arena.records import RecordError, parse_records
 from packetrow_agents.registry import split_specs
-from packetrow_agents.replay import ReplayError, replay_moves
+from packetrow_arena.replay import ReplayError, replay_moves
 from packetrow_env.engine import Game
 from packetrow_env.render import describe_action, seat_label
 from packetrow_env.seat_view import SeatView
@@ -289,7 +289,7 @@ class Replay:
 
 
 def _game_lines(text: str, name: str):
-    """(line number, game) of a record file (``packetrow_agents.records``: its header checked) or of a headerless
+    """(line number, game) of a record file (``packetrow_arena.records``: its header checked) or of a headerless
     games.jsonl."""
     first = next((line for line in io.StringIO(text) if line.strip()), "")
     try:

@@ -14,15 +14,15 @@ ray = pytest.importorskip("ray", reason="the [ray] extra is not installed (pip i
 from packetrow_env import actions  # noqa: E402
 from packetrow_env.engine import IllegalActionError  # noqa: E402
 from packetrow_env.env import final_rewards  # noqa: E402
-from packetrow_train.cli import main  # noqa: E402
-from packetrow_train.ray_cluster import play_chunks, ray_session  # noqa: E402
-from packetrow_train.tournament import _Runner, make_entries, run_tournament  # noqa: E402
+from packetrow_cli.main import main  # noqa: E402
+from packetrow_arena.ray_cluster import play_chunks, ray_session  # noqa: E402
+from packetrow_arena.tournament import _Runner, make_entries, run_tournament  # noqa: E402
 
 SPECS = ["heuristic", "random", "random"]
 
 
 def test_ray_session_reaches_no_cluster_with_a_clear_error():
-    from packetrow_train.ray_cluster import RayUnavailableError
+    from packetrow_arena.ray_cluster import RayUnavailableError
     assert not ray.is_initialized()  # first in the module: no session yet
     with pytest.raises(RayUnavailableError, match="could not connect"):
         with ray_session("127.0.0.1:1"):
@@ -64,7 +64,7 @@ def test_tournament_command_with_ray_prints_the_same_table(local_ray, capsys):
 
 def test_ray_ladder_equals_the_local_one(local_ray, tmp_path, capsys):
     """Building a ladder and placing an agent on it give the same tables with ``ray`` as without."""
-    from packetrow_train.ladder import build_ladder
+    from packetrow_arena.ladder import build_ladder
 
     small = (("random", "random"), ("heuristic", "heuristic"), ("ppo", "ppo"))
     local = build_ladder(2, games=4, seed=3, progress=False, reference=small)

@@ -1,0 +1,416 @@
+"""The anchored ladder: a frozen set of reference agents with ratings on a fixed scale, and placing an agent on it.
+
+Matches. Two agents A and B meet in duplicate deals (``packetrow_arena.duplicate_deals``, rotations): in 2-player
+games A against B; with n > 2 players half the games seat one A among n - 1 B and half one B among n - 1 A.
+Each game scores the lone agent against the crowd by rank: 1 for every crowd seat it finishes ahead of,
+1/2 for a tie, 0 behind, averaged over the crowd seats (in 2-player games: its share of the win).
+Match m's tournament seed is drawn from the ladder seed and m alone, so the same seeds give the same table.
+
+Ratings. A Bradley-Terry model, P(A beats B) = 1 / (1 + 10^((r_B - r_A) / 400)) (the Elo scale), fitted by
+maximum likelihood on each pair's total score, with one virtual drawn game added to every pair so that a
+pair one agent always wins keeps a finite gap. The scale is fixed by the anchor: the heuristic is rated
+1000. Intervals come from a bootstrap over deals (the deals of every match resampled, the fit repeated;
+95% percentile interval), which keeps the pairing of a deal's games.
+
+Placing an agent. The agent plays a match against every reference agent; its rating is fitted with the
+reference ratings held at their published values (they are frozen), so its interval says how well its own
+games place it and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+import numpy as np
+
+from . import records as game_records
+from packetrow_agents.registry import split_specs
+from packetrow_env import __version__
+
+from .tournament import TournamentError, positive_int, check_out_free, make_entries, run_tournament
+
+# The frozen reference set: names and specs. ISMCTS and the search agent play at fixed budgets of work
+# (iterations, rollouts), not at a time a move, so they play the same moves however loaded the machine is.
+REFERENCE = (("random", "random"), ("heuristic", "heuristic"), ("ismcts-10", "ismcts:iters=10"),
+             ("ismcts-40", "ismcts:iters=40"), ("ppo", "ppo"), ("search-64", "search:rollouts=64"))
+ANCHOR, ANCHOR_RATING = "heuristic", 1000.0
+ELO = 400.0 / math.log(10.0)  # rating points per unit of log-strength
+LADDER_FORMAT, LADDER_VERSION = "packetrow-ladder", 1
+BOOTSTRAP = 1000
+_MATCH_KEY, _BOOTSTRAP_KEY = 0, 1  # first words of the SeedSequence spawn keys of match seeds and the bootstrap
+
+
+class LadderError(ValueError):
+    """A ladder was asked for wrongly (bad agent, player count, games, reference file)."""
+
+
+# --------------------------------------------------------------------------- matches
+@dataclass
+class Match:
+    """Two agents' games: per deal, the lone agent's summed score and its number of games."""
+
+    a: int  # ladder indices: a is the lone agent of the first half
+    b: int
+    deal_scores: np.ndarray  # float[deals, 2]: (score of a, games) per deal; b scores games - score of a
+    records: list[dict]
+
+
+def match_seed(seed: int, match: int, half: int = 0) -> int:
+    """The tournament seed of half ``half`` of match ``match`` of a ladder seeded ``seed``."""
+    return int(np.random.SeedSequence(seed, spawn_key=(_MATCH_KEY, match, half)).generate_state(1)[0])
+
+
+def lone_scores(record: dict) -> float:
+    """The score of the agent at entry 0 against the others by rank: 1 ahead, 1/2 tied, 0 behind, averaged."""
+    ranks = record["ranks"]
+    lone = ranks[record["entries"].index(0)]
+    crowd = [rank for rank, entry in zip(ranks, record["entries"]) if entry != 0]
+    return sum(1.0 if lone < r else 0.5 if lone == r else 0.0 for r in crowd) / len(crowd)
+
+
+def play_match(specs: Sequence[str], a: int, b: int, num_players: int, games: int, seed: int, match: int,
+               workers: int, ray) -> Match:
+    """Play agents ``a`` against ``b`` (indices into ``specs``) in duplicate deals; see the module docstring."""
+    halves = [(a, b)] if num_players == 2 else [(a, b), (b, a)]
+    per_half = games // len(halves)
+    scores, records = [], []
+    for half, (lone, crowd) in enumerate(halves):
+        result = run_tournament([specs[lone]] + [specs[crowd]] * (num_players - 1), num_players, per_half,
+                                seed=match_seed(seed, match, half), workers=workers, progress=False, duplicate=True, ray=ray)
+        deals: dict[int, list[float]] = {}
+        for record in result.records:
+            score = lone_scores(record)
+            deals.setdefault(record["deal"], []).append(score if lone == a else 1.0 - score)
+            records.append(dict(record, entries=[lone if e == 0 else crowd for e in record["entries"]]))
+        scores += [(sum(values), len(values)) for _, values in sorted(deals.items())]
+    return Match(a, b, np.array(scores, dtype=float), records)
+
+
+def check_games(games: int, num_players: int) -> int:
+    """Games per match, checked: whole deals in each half."""
+    unit = 2 if num_players == 2 else 2 * num_players
+    if isinstance(games, bool) or not isinstance(games, int) or games < unit or games % unit:
+        raise LadderError(f"games per match must be a positive multiple of {unit} for {num_players}-player "
+                          f"ladders (whole duplicate deals{'' if num_players == 2 else ' in each half'}), "
+                          f"got {games!r}")
+    return games
+
+
+# --------------------------------------------------------------------------- ratings
+def _totals(matches: Sequence[Match], num_agents: int, choice: Sequence[np.ndarray] | None = None):
+    """Scores won[i, j] (i against j) and games[i, j], with one virtual draw a pair; ``choice``: deals to use."""
+    won = np.zeros((num_agents, num_agents))
+    games = np.zeros((num_agents, num_agents))
+    for m, match in enumerate(matches):
+        rows = match.deal_scores if choice is None else match.deal_scores[choice[m]]
+        score, count = rows.sum(axis=0)
+        won[match.a, match.b] += score + 0.5
+        won[match.b, match.a] += count - score + 0.5
+        games[match.a, match.b] += count + 1
+        games[match.b, match.a] += count + 1
+    return won, games
+
+
+def fit_ratings(won: np.ndarray, games: np.ndarray, anchor: int, anchor_rating: float = ANCHOR_RATING,
+                tolerance: float = 1e-12, max_iterations: int = 100_000) -> np.ndarray:
+    """Bradley-Terry ratings (Elo scale) maximising the likelihood of ``won`` of ``games``; ``anchor`` fixed.
+
+    ``won[..., i, j]``: i's score against j (leading axes: independent fits, e.g. bootstrap samples). Hunter's
+    MM iteration, gamma_i <- W_i / sum_j n_ij / (gamma_i + gamma_j), never decreases the likelihood and
+    converges when every agent has won and lost something (the virtual draws see to it).
+    """
+    gamma = np.ones(won.shape[:-1])
+    wins = won.sum(axis=-1)
+    for _ in range(max_iterations):
+        updated = wins / (games / (gamma[..., :, None] + gamma[..., None, :])).sum(axis=-1)
+        updated /= updated[..., anchor:anchor + 1]
+        done = np.max(np.abs(np.log(updated) - np.log(gamma))) < tolerance
+        gamma = updated
+        if done:
+            break
+    return anchor_rating + ELO * np.log(gamma)
+
+
+def place_rating(won: np.ndarray, games: np.ndarray, ratings: np.ndarray) -> np.ndarray:
+    """The rating (Elo scale) at which an agent's expected score against ``ratings`` equals ``won`` of ``games``.
+
+    ``won[..., j]`` and ``games[..., j]``: against opponent j (leading axes: independent placements).
+    """
+    # the expected score rises with the rating: bisect between generous bounds, every placement at once
+    target = np.sum(won, axis=-1)
+    low = np.full(target.shape, ratings.min() - 4000.0)
+    high = np.full(target.shape, ratings.max() + 4000.0)
+    for _ in range(100):
+        middle = (low + high) / 2
+        expected = np.sum(games / (1.0 + 10.0 ** ((ratings - middle[..., None]) / 400.0)), axis=-1)
+        below = expected < target
+        low, high = np.where(below, middle, low), np.where(below, high, middle)
+    return (low + high) / 2
+
+
+def _bootstrap_choices(matches: Sequence[Match], rng: np.random.Generator) -> list[np.ndarray]:
+    return [rng.integers(0, len(m.deal_scores), len(m.deal_scores)) for m in matches]
+
+
+def _percentiles(samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.percentile(samples, 2.5, axis=0), np.percentile(samples, 97.5, axis=0)
+
+
+# --------------------------------------------------------------------------- the reference ladder
+@dataclass
+class Ladder:
+    """Agents with ratings and 95% intervals, and what was played to get them."""
+
+    names: list[str]
+    specs: list[str]
+    ratings: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    num_players: int
+    games: int  # per match
+    seed: int
+    matches: list[Match]
+
+    def to_dict(self) -> dict:
+        """The ladder as JSON data (the reference file a placement reads)."""
+        return {"format": LADDER_FORMAT, "version": LADDER_VERSION, "package_version": __version__,
+                "catalogue": game_records.catalogue_hash(), "num_players": self.num_players,
+                "games_per_match": self.games, "seed": self.seed, "bootstrap": BOOTSTRAP,
+                "anchor": {"agent": ANCHOR, "rating": ANCHOR_RATING},
+                "agents": [{"name": n, "spec": s, "rating": round(float(r), 1), "low": round(float(lo), 1),
+                            "high": round(float(hi), 1)}
+                           for n, s, r, lo, hi in zip(self.names, self.specs, self.ratings, self.low, self.high)],
+                "matches": [{"a": self.names[m.a], "b": self.names[m.b], "games": int(m.deal_scores[:, 1].sum()),
+                             "score_a": float(m.deal_scores[:, 0].sum())} for m in self.matches]}
+
+    def format_table(self) -> str:
+        """The ladder as a Markdown table, best first."""
+        lines = ["| agent | spec | rating [95% CI] |", "|---|---|---|"]
+        for i in np.argsort(-self.ratings, kind="stable"):
+            anchor = " (anchor)" if self.names[i] == ANCHOR else ""
+            lines.append(f"| {self.names[i]}{anchor} | `{self.specs[i]}` | {self.ratings[i]:.0f} "
+                         f"[{self.low[i]:.0f}, {self.high[i]:.0f}] |")
+        lines.append("")
+        lines.append(f"{self.num_players}-player duplicate matches of {self.games} games between every pair, "
+                     f"seed {self.seed}; Bradley-Terry on the Elo scale, {ANCHOR} anchored at "
+                     f"{ANCHOR_RATING:.0f}; intervals: bootstrap over deals ({BOOTSTRAP} resamples).")
+        return "\n".join(lines)
+
+    def header_and_records(self) -> tuple[dict, list[dict]]:
+        """The record file of every game played (``packetrow_arena.records``), matches in order."""
+        header = game_records.make_header("ladder", self.num_players, self.names, self.specs, self.seed,
+                                          "duplicate-rotations", "tracked")
+        return header, _renumbered(self.matches, self.names)
+
+
+def _renumbered(matches: Sequence[Match], names: Sequence[str]) -> list[dict]:
+    games, deal_offset = [], 0
+    for match in matches:
+        for record in match.records:
+            games.append(dict(record, index=len(games), deal=deal_offset + record["deal"],
+                              agents=[names[e] for e in record["entries"]]))
+        deal_offset = max(g["deal"] for g in games) + 1
+    return games
+
+
+def _run_matches(pairs: Sequence[tuple[int, int]], specs: Sequence[str], num_players: int, games: int, seed: int,
+                 workers: int, ray, progress: bool) -> list[Match]:
+    from tqdm import tqdm
+    matches = []
+    with tqdm(total=len(pairs) * games, desc="ladder games", unit="game", file=sys.stderr,
+              disable=not progress) as bar:
+        for m, (a, b) in enumerate(pairs):
+            bar.set_postfix_str(f"{specs[a]} vs {specs[b]}")
+            matches.append(play_match(specs, a, b, num_players, games, seed, m, workers, ray))
+            bar.update(games)
+    return matches
+
+
+def build_ladder(num_players: int = 2, games: int = 20, seed: int = 0, workers: int = 1, ray=False,
+                 progress: bool = True, reference: Sequence[tuple[str, str]] = REFERENCE) -> Ladder:
+    """Play every pair of the reference agents and fit their ratings (the published ladder)."""
+    _check_players(num_players)
+    check_games(games, num_players)
+    names, specs = [n for n, _ in reference], [s for _, s in reference]
+    if ANCHOR not in names:
+        raise LadderError(f"the reference set must hold the anchor {ANCHOR!r}; it holds {', '.join(names)}")
+    pairs = [(a, b) for a in range(len(specs)) for b in range(a + 1, len(specs))]
+    matches = _run_matches(pairs, specs, num_players, games, seed, workers, ray, progress)
+    anchor = names.index(ANCHOR)
+    ratings = fit_ratings(*_totals(matches, len(names)), anchor)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_BOOTSTRAP_KEY,)))
+    won, games_played = zip(*(_totals(matches, len(names), _bootstrap_choices(matches, rng))
+                              for _ in range(BOOTSTRAP)))
+    low, high = _percentiles(fit_ratings(np.array(won), np.array(games_played), anchor))
+    return Ladder(names, specs, ratings, low, high, num_players, games, seed, matches)
+
+
+def _check_players(num_players: int) -> None:
+    if isinstance(num_players, bool) or num_players not in range(2, 6):
+        raise LadderError(f"the number of players must be 2, 3, 4 or 5, got {num_players!r}")
+
+
+# --------------------------------------------------------------------------- placing an agent
+def reference_path(num_players: int) -> Path:
+    """The published reference ladder for ``num_players`` shipped in the package."""
+    return Path(str(files("packetrow_arena").joinpath("ladders", f"ladder-{num_players}p.json")))
+
+
+def load_reference(path, num_players: int | None = None) -> dict:
+    """A reference ladder file, checked (format, version, catalogue, players); a LadderError names the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise LadderError(f"{path}: no reference ladder there; build one with 'packetrow ladder --build --out DIR'")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise LadderError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
+    if not isinstance(data, dict) or data.get("format") != LADDER_FORMAT:
+        raise LadderError(f"{path}: not a {LADDER_FORMAT} file")
+    if data.get("version") != LADDER_VERSION:
+        raise LadderError(f"{path}: ladder format version {data.get('version')!r}; this packetrow reads "
+                          f"version {LADDER_VERSION}")
+    if data.get("catalogue") != game_records.catalogue_hash():
+        raise LadderError(f"{path}: catalogue hash {data.get('catalogue')!r} does not match this packetrow's "
+                          f"catalogue {game_records.catalogue_hash()}")
+    if num_players is not None and data.get("num_players") != num_players:
+        raise LadderError(f"{path}: the reference ladder is for {data.get('num_players')}-player games, "
+                          f"not {num_players}")
+    return data
+
+
+@dataclass
+class Placement:
+    """An agent placed on a reference ladder: its rating, 95% interval and its matches."""
+
+    name: str
+    spec: str
+    rating: float
+    low: float
+    high: float
+    seed: int
+    reference: dict
+    matches: list[Match]
+
+    def format_table(self) -> str:
+        """The reference ladder with the placed agent in its place, as a Markdown table."""
+        rows = [(self.rating, f"**{self.name}**", self.spec, self.rating, self.low, self.high, "")]
+        for match, agent in zip(self.matches, self.reference["agents"]):
+            score, games = match.deal_scores.sum(axis=0)
+            rows.append((agent["rating"], agent["name"], agent["spec"], agent["rating"], agent["low"], agent["high"],
+                         f"{100 * score / games:.1f}%"))
+        lines = ["| agent | spec | rating [95% CI] | placed agent's score against it |", "|---|---|---|---|"]
+        for _, name, spec, rating, low, high, score in sorted(rows, key=lambda r: -r[0]):
+            lines.append(f"| {name} | `{spec}` | {rating:.0f} [{low:.0f}, {high:.0f}] | {score} |")
+        ref = self.reference
+        lines.append("")
+        lines.append(f"{ref['num_players']}-player duplicate matches of {self.matches[0].deal_scores[:, 1].sum():.0f} "
+                     f"games against each reference agent; reference ratings frozen (packetrow "
+                     f"{ref['package_version']}, seed {ref['seed']}, {ref['anchor']['agent']} = "
+                     f"{ref['anchor']['rating']:.0f}); interval: bootstrap over deals ({BOOTSTRAP} resamples).")
+        return "\n".join(lines)
+
+    def header_and_records(self) -> tuple[dict, list[dict]]:
+        """The record file of the placement's games (agent 0 is the placed agent)."""
+        names = [self.name] + [a["name"] for a in self.reference["agents"]]
+        specs = [self.spec] + [a["spec"] for a in self.reference["agents"]]
+        header = game_records.make_header("ladder", self.reference["num_players"], names, specs, self.seed,
+                                          "duplicate-rotations", "tracked")
+        return header, _renumbered(self.matches, names)
+
+
+def place_agent(spec: str, num_players: int = 2, games: int = 20, seed: int = 0, workers: int = 1, ray=False,
+                progress: bool = True, reference=None) -> Placement:
+    """Play ``spec`` against every agent of a reference ladder and place it on that ladder's scale."""
+    _check_players(num_players)
+    check_games(games, num_players)
+    try:
+        entry = make_entries([spec])[0]
+    except TournamentError as error:
+        raise LadderError(f"agent {spec!r}: {str(error).split(': ', 1)[-1]}") from None
+    data = load_reference(reference_path(num_players) if reference is None else reference, num_players)
+    specs = [spec] + [a["spec"] for a in data["agents"]]
+    matches = _run_matches([(0, b) for b in range(1, len(specs))], specs, num_players, games, seed, workers, ray,
+                           progress)
+    ratings = np.array([a["rating"] for a in data["agents"]])
+
+    def scores(choice=None):
+        won, played = _totals(matches, len(specs), choice)
+        return won[0, 1:], played[0, 1:]
+
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_BOOTSTRAP_KEY,)))
+    won, played = (np.array(x) for x in zip(*(scores(_bootstrap_choices(matches, rng)) for _ in range(BOOTSTRAP))))
+    low, high = _percentiles(place_rating(won, played, ratings))
+    return Placement(entry.name, spec.strip(), float(place_rating(*scores(), ratings)), float(low), float(high), seed,
+                     data, matches)
+
+
+# --------------------------------------------------------------------------- command line
+def _run_ladder_command(args) -> int:
+    out = Path(args.out) if args.out else None
+    names = (f"ladder-{args.players}p.json" if args.build else "placement.md", "records.jsonl")
+    if out is not None:
+        check_out_free(args.parser, [out / name for name in names], args.overwrite)
+    ray = False if args.ray is None else args.ray
+    try:
+        check_games(args.games, args.players)
+        if args.seed < 0:
+            raise LadderError(f"the seed must be a non-negative integer, got {args.seed}")
+        if args.agent is not None:
+            spec = split_specs(args.agent)
+            if len(spec) != 1:
+                raise LadderError(f"give one agent spec, got {len(spec)}: {', '.join(spec)}")
+            result = place_agent(spec[0], args.players, args.games, args.seed, args.workers, ray,
+                                 not args.no_progress, args.reference)
+        else:
+            result = build_ladder(args.players, args.games, args.seed, args.workers, ray, not args.no_progress)
+    except (LadderError, TournamentError) as error:
+        args.parser.error(str(error))
+    except ImportError as error:  # Ray not installed, or its cluster unreachable
+        args.parser.error(f"argument --ray: {error}")
+    table = result.format_table()
+    print(table)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        if args.build:
+            (out / names[0]).write_text(json.dumps(result.to_dict(), indent=1) + "\n")
+        else:
+            (out / "placement.md").write_text(table + "\n")
+        game_records.write_records(out / "records.jsonl", *result.header_and_records(), overwrite=True)
+        print(f"wrote {', '.join(str(out / name) for name in names)}")
+    return 0
+
+
+def add_arguments(parser) -> None:
+    """Add the arguments of ``packetrow ladder`` to its parser."""
+    parser.description = ("Place an agent on the published ladder of reference agents (random, heuristic, ISMCTS at "
+                          "10 and 40 iterations, the shipped ppo): it plays duplicate-deal matches against each, and "
+                          "its Bradley-Terry rating on the Elo scale (heuristic = 1000) is printed with a 95% "
+                          "interval. --build replays the whole reference ladder instead.")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--agent", metavar="SPEC", help="the agent to place, e.g. ppo:path=my.npz or ismcts:iters=100")
+    what.add_argument("--build", action="store_true",
+                      help="play every pair of reference agents and print the ladder (write it with --out)")
+    parser.add_argument("--players", type=int, default=2, choices=range(2, 6), help="players per game (default 2)")
+    parser.add_argument("--games", type=positive_int, default=20,
+                        help="games per match, a multiple of 2 (2 players) or of 2 x players (default 20)")
+    parser.add_argument("--seed", type=int, default=0, help="ladder seed, a non-negative integer (default 0)")
+    parser.add_argument("--workers", type=positive_int, default=1,
+                        help="processes playing games; results do not depend on it (default 1)")
+    parser.add_argument("--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
+                        help="play the games as Ray tasks (on the cluster at ADDRESS, or a local instance); same "
+                             "results (needs the [ray] extra)")
+    parser.add_argument("--reference", metavar="LADDER_JSON",
+                        help="place on this reference ladder (the ladder-Np.json of --build --out) instead of the "
+                             "published one")
+    parser.add_argument("--out", metavar="DIR",
+                        help="write DIR/records.jsonl (every game) and DIR/ladder-Np.json (--build) or DIR/placement.md")
+    parser.add_argument("--overwrite", action="store_true", help="replace the files of an existing --out")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.set_defaults(run=_run_ladder_command, parser=parser)

@@ -1,0 +1,1 @@
+"""The ``packetrow`` command line (``packetrow_cli.main``), above every other package."""
