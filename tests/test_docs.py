@@ -41,15 +41,27 @@ def test_the_config_references_are_generated_from_the_schemas():
         "regenerate it with config_reference(RLlibConfig)"
 
 
-def test_the_readmes_test_command_is_what_ci_runs_last():
-    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
-    assert ci in README.read_text()
+CI = (ROOT / ".ci" / "run").read_text()
+# how .ci/run finds the README's test command, and runs it
+README_TEST_COMMAND = "grep -m1 -E '^pip install .*python -m pytest' README.md"
+
+
+def test_ci_runs_the_readmes_test_command_in_a_fresh_environment():
+    commands = [line for line in README.read_text().splitlines() if re.match(r"pip install .*python -m pytest", line)]
+    assert len(commands) == 1, commands  # the one line .ci/run takes
+    assert f"test_command=$({README_TEST_COMMAND})" in CI and 'eval "$test_command"' in CI
+    fresh = CI.index("fresh_venv .ci/venv-test")
+    assert fresh < CI.index("source .ci/venv-test/bin/activate") < CI.index('eval "$test_command"')
 
 
 def test_ci_builds_the_docs_with_warnings_as_errors():
-    ci = (ROOT / ".ci" / "run").read_text()
-    assert "sphinx-build -W --keep-going -b html docs docs/_build/html" in ci
-    assert ci.index("sphinx-build") < ci.index(ci.strip().splitlines()[-1])
+    assert "sphinx-build -q -W --keep-going -b html docs docs/_build/html" in CI
+    assert CI.index("sphinx-build") < CI.index('eval "$test_command"')
+
+
+def test_ci_smokes_the_wheel_installed_non_editable_from_an_empty_directory():
+    assert '.ci/venv-wheel/bin/pip install -q "$wheel[train,web,cli]"' in CI
+    assert 'cd "$smoke_dir" && "$root/.ci/venv-wheel/bin/python" "$root/.ci/wheel_smoke.py"' in CI
 
 
 def test_the_readme_is_an_entry_point():
