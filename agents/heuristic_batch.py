@@ -30,7 +30,9 @@ from packetrow_env.vector.tables import COST, DESTINATION, GOOD, KIND, MONEY as 
 
 from . import heuristic_weights as h
 
-__all__ = ["heuristic_actions"]
+# catalogue_constants, hand_visibility, agent_parameters and decide are internal API: what a compiled caller
+# (opponents_batch) needs to play the heuristic inside its own kernel
+__all__ = ["agent_parameters", "catalogue_constants", "decide", "hand_visibility", "heuristic_actions"]
 
 _JIT = dict(cache=True, nogil=True)
 # The per-game kernels take the Batch and a dozen scratch arrays: compiled without reference counting, as rules'
@@ -82,10 +84,10 @@ def heuristic_actions(games: VectorGame, rows, mode: str = "tracked", rng=None, 
     cards = games.cards
     times = time_left_batch(b.deck_top[rows], b.deck_end[rows], b.num_players[rows], cards, h.TIME_FLOOR)
     draws = rng.random(len(rows))
-    contract_ids, powers, flexibility, lead = _catalogue_constants(cards)
+    contract_ids, powers, flexibility, lead = catalogue_constants(cards)
     out = np.empty(len(rows), np.int64)
-    _actions(b, table(cards), contract_ids, masks, rows, _sees(mode), hides_held_starting_contracts(mode), times,
-             draws, _parameters(threshold), flexibility, powers, lead, out)
+    _actions(b, table(cards), contract_ids, masks, rows, hand_visibility(mode), hides_held_starting_contracts(mode),
+             times, draws, agent_parameters(threshold), flexibility, powers, lead, out)
     return out
 
 
@@ -129,7 +131,7 @@ def _check_rng(rng) -> np.random.Generator:
 
 
 @lru_cache(maxsize=64)
-def _parameters(threshold: float) -> np.ndarray:
+def agent_parameters(threshold: float) -> np.ndarray:
     """The agent's constants (``PARAMETERS``), its rival weight and ``threshold``, as the kernel reads them."""
     out = np.array([getattr(h, name) for name in PARAMETERS] + [h.RIVAL_WEIGHT, threshold],
                    dtype=np.float64)
@@ -138,7 +140,7 @@ def _parameters(threshold: float) -> np.ndarray:
 
 
 @lru_cache(maxsize=8)
-def _catalogue_constants(cards: Catalogue) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def catalogue_constants(cards: Catalogue) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(the contract ids by number; MISSING_UNIT ** k for every k a hand can miss, computed by Python as the
     agent does; FLEXIBILITY per kind; leader_banker_points per player count)."""
     contracts = cards.kind == CONTRACT
@@ -154,7 +156,7 @@ def _catalogue_constants(cards: Catalogue) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 @lru_cache(maxsize=None)
-def _sees(mode: str) -> np.ndarray:
+def hand_visibility(mode: str) -> np.ndarray:
     """bool[n, observer, seat]: whether ``observer`` knows the cards of ``seat``'s hand (``location_view``); an
     opponent's held starting contract is the exception, ``hides_held_starting_contracts``."""
     out = np.zeros((MAX_PLAYERS + 1, MAX_PLAYERS, MAX_PLAYERS), dtype=np.bool_)
@@ -434,9 +436,12 @@ def _best(values, acts, count, draw, tie):
 # ------------------------------------------------------------------ one decision (HeuristicAgent.act)
 
 @numba.njit(**_NO_REFCOUNT)
-def _act(b, tab, contract_ids, mask, i, sees, hides, t, draw, params, flexibility, powers, lead, nd, con, pot,
-         budget, staged, short, order, taken, values, acts):
-    """The agent's action for game i's player to act (``mask``: his legal actions)."""
+def decide(b, tab, contract_ids, mask, i, sees, hides, t, draw, params, flexibility, powers, lead, nd, con, pot,
+           budget, staged, short, order, taken, values, acts):
+    """The agent's action for game i's player to act (``mask``: his legal actions, ``t``: his time left, ``draw``: a
+    uniform draw for ties); ``sees`` is ``hand_visibility``'s, ``params`` ``agent_parameters``', ``flexibility``,
+    ``powers`` and ``lead`` ``catalogue_constants``' and the rest scratch arrays shaped as ``_actions`` makes them.
+    Internal API: compiled callers (opponents_batch) move the heuristic's seats inside their own kernels with it."""
     best_contract = -1  # rule 1: stage the highest-paying contract that can be added (the first of the best)
     best_reward = 0
     for a in range(ADD_CONTRACT, SHIP_ACTION):
@@ -528,5 +533,5 @@ def _actions(b, tab, contract_ids, masks, rows, sees, hides, times, draws, param
     values = np.zeros(NUM_OPTIONS, np.float64)
     acts = np.zeros(NUM_OPTIONS, np.int64)
     for j in range(rows.shape[0]):
-        out[j] = _act(b, tab, contract_ids, masks[j], rows[j], sees, hides, times[j], draws[j], params, flexibility,
-                      powers, lead, nd, con, pot, budget, staged, short, order, taken, values, acts)
+        out[j] = decide(b, tab, contract_ids, masks[j], rows[j], sees, hides, times[j], draws[j], params,
+                        flexibility, powers, lead, nd, con, pot, budget, staged, short, order, taken, values, acts)

@@ -6,8 +6,8 @@ dozen numpy and numba calls when every round goes through ``act_batch`` (docs/ex
 most of the opponents' time was those calls). ``OpponentKernel.move`` instead plays each game, in one numba
 call, until its learner is to act, the game is over or the seat to act holds an agent without a compiled
 form: random players (a uniform legal action), ``HeuristicAgent`` (its compiled rules,
-``heuristic_batch._act``) and snapshot policies (the compact observation, ``observe_compact._encode``, and
-their stacked weights, ``policy_batch._logits``). Those are the same kernels the batched agents use, so a
+``heuristic_batch.decide``) and snapshot policies (the compact observation, ``observe_compact.encode_rows``, and
+their stacked weights, ``policy_batch.stack_logits``). Those are the same kernels the batched agents use, so a
 move is the agent's; only the random numbers come from numba's own generator (seeded from the caller's
 generator at every call), so runs reproduce but follow other random streams than ``act_batch``
 (tests/test_opponents_batch.py compares both).
@@ -20,14 +20,14 @@ import numpy as np
 
 from packetrow_env import actions
 from packetrow_env.knowledge import check_mode, hides_held_starting_contracts
-from packetrow_env.scoring import _CLOCK_DECK, TIME_SCALE
+from packetrow_env.scoring import CLOCK_DECK, TIME_SCALE
 from packetrow_env.state import HAND, OVER
 from packetrow_env.vector import rules
-from packetrow_env.vector.observe_compact import CompactBatchEncoder, _encode
+from packetrow_env.vector.observe_compact import CompactBatchEncoder, encode_rows
 
 from . import heuristic_batch as hb
 from . import heuristic_weights
-from .policy_batch import PolicyStack, _logits, same_architecture as _same
+from .policy_batch import PolicyStack, same_architecture as _same, stack_logits
 
 __all__ = ["ELSEWHERE", "HEURISTIC", "POLICY", "RANDOM", "OpponentKernel", "kind_of"]
 
@@ -69,26 +69,24 @@ class OpponentKernel:
         # snapshots read the compact observation (under onehot no policy moves here, the encoder is never read)
         encoder = CompactBatchEncoder(cards, self.mode)
         self.observation_size = encoder.size
-        self._encoder = (encoder._dest, encoder._split_at, encoder._pair_cards, encoder._pair_of,
-                         encoder._hides_starts, encoder._holds_known, encoder._others_see_options, encoder._type,
-                         encoder._number, encoder._option_rows, encoder._offsets)
-        _, powers, flexibility, lead = hb._catalogue_constants(encoder.cards)
-        self._heuristic = (hb._sees(self.mode), hides_held_starting_contracts(self.mode), flexibility, powers, lead,
-                           np.maximum(1, np.asarray(encoder.cards.deck_sizes, dtype=np.int64)), _CLOCK_DECK,
-                           float(heuristic_weights.TIME_FLOOR), float(TIME_SCALE))
+        self._encoder = encoder.kernel_tables
+        _, powers, flexibility, lead = hb.catalogue_constants(encoder.cards)
+        self._heuristic = (hb.hand_visibility(self.mode), hides_held_starting_contracts(self.mode), flexibility,
+                           powers, lead, np.maximum(1, np.asarray(encoder.cards.deck_sizes, dtype=np.int64)),
+                           CLOCK_DECK, float(heuristic_weights.TIME_FLOOR), float(TIME_SCALE))
         self.set_agents([])
 
     def set_agents(self, agents) -> None:
         """The table's agents, entry ids in order (a batch's ``assigned`` holds these ids; -1: the learner)."""
         kinds = [kind_of(a, self.mode, self.encoding, self.observation_size) for a in agents]
         self.kinds = np.array(kinds, dtype=np.int64)
-        params = np.zeros((len(agents), len(hb._parameters(0.0))), np.float64)
+        params = np.zeros((len(agents), len(hb.agent_parameters(0.0))), np.float64)
         stack_ids = np.full(len(agents), -1, np.int64)
         deterministic = np.zeros(len(agents), np.bool_)
         policies = []
         for e, (agent, kind) in enumerate(zip(agents, kinds)):
             if kind == HEURISTIC:
-                params[e] = hb._parameters(float(agent.threshold))
+                params[e] = hb.agent_parameters(float(agent.threshold))
             elif kind == POLICY and policies and not _same(policies[0], agent.policy):
                 self.kinds[e] = ELSEWHERE  # one stack holds one architecture (a run's snapshots share theirs)
             elif kind == POLICY:
@@ -121,7 +119,7 @@ def _stack_arrays(stack: PolicyStack | None, size: int) -> tuple:
         zero = np.zeros((1, 1, 1), np.float32)
         return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((1, 0, 1, 1), np.float32), 0, (zero,),
                 (np.zeros((1, 1), np.float32),), False, max(size, 1), 1)
-    return (stack.index_positions, stack.rest_positions, stack.projected, stack._first_rest, stack.kernel_weights,
+    return (stack.index_positions, stack.rest_positions, stack.projected, stack.first_rest, stack.kernel_weights,
             stack.biases, stack.relu, size, stack.num_actions)
 
 
@@ -156,14 +154,14 @@ def _policy_action(b, i, seat, policy, enc, stack, x, logits, one, rows, targets
      option_rows, offsets) = enc
     rows[0] = i
     seats[i] = seat
-    _encode(b.location, b.deck_top, b.deck_end, b.current, b.future, b.exhausted, b.chosen, b.cash, b.has_piece,
-            b.starting_contract, b.num_players, b.round, b.harbour_master, b.current_player, b.phase,
-            b.resume_phase, b.current_board, b.pending, b.n_pending, b.options, b.n_options, b.payment_page,
-            b.n_payments, seats, rows, targets, dest, split_at, pair_cards, pair_of, hides_starts, holds_known,
-            others_see_options, type_of, number, option_rows, offsets, x)
+    encode_rows(b.location, b.deck_top, b.deck_end, b.current, b.future, b.exhausted, b.chosen, b.cash, b.has_piece,
+                b.starting_contract, b.num_players, b.round, b.harbour_master, b.current_player, b.phase,
+                b.resume_phase, b.current_board, b.pending, b.n_pending, b.options, b.n_options, b.payment_page,
+                b.n_payments, seats, rows, targets, dest, split_at, pair_cards, pair_of, hides_starts, holds_known,
+                others_see_options, type_of, number, option_rows, offsets, x)
     index_positions, rest_positions, projected, first_rest, weights, biases, relu, _, _ = stack
     one[0] = policy
-    _logits(x, one, index_positions, rest_positions, projected, first_rest, weights, biases, relu, logits)
+    stack_logits(x, one, index_positions, rest_positions, projected, first_rest, weights, biases, relu, logits)
     return logits[0]
 
 
@@ -209,7 +207,7 @@ def _move(b, tab, contract_ids, hc, mask, ended, sc, assigned, kinds, params, st
                 a = _random_legal(mask[i])
             elif kind == HEURISTIC:
                 t = _time_left(b, i, deck_sizes, clock_deck, floor, scale)
-                a = hb._act(b, tab, contract_ids, mask[i], i, sees, hides, t, np.random.random(), params[e],
+                a = hb.decide(b, tab, contract_ids, mask[i], i, sees, hides, t, np.random.random(), params[e],
                             flexibility, powers, lead, nd, con, pot, budget, staged, short, order, taken, values,
                             acts)
             else:

@@ -82,7 +82,7 @@ class NumpyPolicy:
         self.activation = activation
         self.observation_mode = observation_mode
         self.metadata = dict(metadata or {})
-        self.embedding = self.index_slices = self._indices = self._rest = self._size = None
+        self.embedding = self.index_slices = self.index_floats = self.rest_floats = self._size = None
         if (embedding is None) != (index_slices is None):
             raise ModelFormatError("a compact policy needs both its embedding and its index slices, got only the "
                                    + ("embedding" if index_slices is None else "index slices"))
@@ -117,7 +117,9 @@ class NumpyPolicy:
         for start, stop in slices:
             is_index[start:stop] = True
         self.embedding, self.index_slices = np.ascontiguousarray(embedding, dtype=np.float32), slices
-        self._indices, self._rest, self._size = _take(is_index), _take(~is_index), size
+        # Where the index floats and the plain floats lie in the observation (a slice where they are one run): the
+        # compiled forward (policy_batch.PolicyStack) and training's copies of the network read them too.
+        self.index_floats, self.rest_floats, self._size = _take(is_index), _take(~is_index), size
 
     @property
     def observation_encoding(self) -> str:
@@ -154,10 +156,10 @@ class NumpyPolicy:
     def _compact_product(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         """features @ w, features as CompactExtractor.forward: the index floats' embeddings in order, then the rest."""
         # Index floats are small whole numbers; round before the cast so that no float error picks a neighbour.
-        index = np.rint(x[..., self._indices]).clip(0, len(self.embedding) - 1).astype(np.intp)
+        index = np.rint(x[..., self.index_floats]).clip(0, len(self.embedding) - 1).astype(np.intp)
         embedded = self.embedding[index].reshape(*x.shape[:-1], -1)
         # Two products instead of one on the concatenation: copying the features costs more than the product.
-        return embedded @ w[:embedded.shape[-1]] + x[..., self._rest] @ w[embedded.shape[-1]:]
+        return embedded @ w[:embedded.shape[-1]] + x[..., self.rest_floats] @ w[embedded.shape[-1]:]
 
     def log_probabilities(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
         """Log-probabilities over the actions with illegal ones at -inf (one observation or a batch)."""

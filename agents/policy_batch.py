@@ -52,23 +52,23 @@ class PolicyStack:
             self.index_positions = np.zeros(0, np.int64)
             self.rest_positions = positions
             self.projected = np.zeros((len(policies), 0, 1, width), np.float32)
-            self._first_rest = 0  # the first layer's row of the first plain float
+            self.first_rest = 0  # the first layer's row of the first plain float
         else:
-            self.index_positions = positions[first._indices].astype(np.int64)
-            self.rest_positions = positions[first._rest].astype(np.int64)
+            self.index_positions = positions[first.index_floats].astype(np.int64)
+            self.rest_positions = positions[first.rest_floats].astype(np.int64)
             # Each index float's part of the first layer, per card type: its embedding times its rows of the
             # layer. A row then adds one vector per index float instead of one per embedding entry.
             slots, dim = len(self.index_positions), first.embedding.shape[1]
             embedded_rows = self.weights[0][:, :slots * dim].reshape(len(policies), slots, dim, width)
             embeddings = np.stack([p.embedding for p in policies])
             self.projected = np.einsum("std,sjdh->sjth", embeddings, embedded_rows).astype(np.float32)
-            self._first_rest = slots * dim
+            self.first_rest = slots * dim
 
     def logits(self, policy_ids, observations: np.ndarray) -> np.ndarray:
         """float32[k, A]: row j's logits by policy ``policy_ids[j]`` (as ``NumpyPolicy.logits``)."""
         ids, x = self._check(policy_ids, observations)
         out = np.empty((len(ids), self.num_actions), np.float32)
-        _logits(x, ids, self.index_positions, self.rest_positions, self.projected, self._first_rest,
+        stack_logits(x, ids, self.index_positions, self.rest_positions, self.projected, self.first_rest,
                 self.kernel_weights, self.biases, self.relu, out)
         return out
 
@@ -120,8 +120,10 @@ def _layers(policies, hidden: str, action: str) -> list[list[np.ndarray]]:
 
 # reassociation lets LLVM vectorise each output's dot product (measured 4x faster than the sums in order)
 @numba.njit(fastmath={"reassoc", "contract"}, **_JIT)
-def _logits(x, ids, index_positions, rest_positions, projected, first_rest, weights, biases, relu, out):
-    """out[r] = the logits of row r by policy ids[r]; ``weights``: a PolicyStack's ``kernel_weights``."""
+def stack_logits(x, ids, index_positions, rest_positions, projected, first_rest, weights, biases, relu, out):
+    """out[r] = the logits of row r by policy ids[r], from a PolicyStack's ``index_positions``, ``rest_positions``,
+    ``projected``, ``first_rest``, ``kernel_weights`` (as ``weights``), ``biases`` and ``relu``. Internal API: compiled
+    callers (opponents_batch) run a stack's policies inside their own kernels with it."""
     top = projected.shape[2] - 1
     width = weights[0].shape[2]
     for layer in range(1, len(weights)):

@@ -257,7 +257,7 @@ def _seat_view(vg, row: int, seat: int, mode: str):
 def _deal(view, game, seats, starts: np.ndarray, seat: int, candidate: int):
     """The game as dealt, rebuilt from what the seat knows, with ``candidate`` dealt to ``seat`` and the other hidden
     seats dealt the other candidates in id order (their own play is weighed in their own rows)."""
-    from .engine import Game, _refill  # the deal's refill is the engine's (R-SETUP-4)
+    from .engine import Game, refill  # the deal's refill is the engine's (R-SETUP-4)
 
     s, cards = game.state, game.cards
     n = s.num_players
@@ -288,7 +288,7 @@ def _deal(view, game, seats, starts: np.ndarray, seat: int, candidate: int):
         t.location[order[:removal]] = REMOVED
         t.deck_top[b] = removal
     for b in range(NUM_BOARDS):
-        _refill(t, b)
+        refill(t, b)
     dealt = s.starting_contract[:n].copy()
     others = [c for c in starts.tolist() if c != candidate]
     for q in seats:

@@ -121,7 +121,7 @@ class CompactEncoder:
         self._paying = self._by_name["paying"].offset
         self._options = self._slice("payment_options")
         self._page = self._slice("payment_page")
-        self._option_rows = option_rows(cards)
+        self.option_rows = option_rows(cards)  # read by the batch encoder too (vector.observe_compact)
         hand_row, _ = COUNT_ROWS["hands"]
         self._hands = self._slice("hands")
         self._hand_counts = (hand_row * f + np.arange(MAX_PLAYERS)[:, None] * f + self.hand_types).ravel()
@@ -153,7 +153,7 @@ class CompactEncoder:
         counts, order, ship_rows, holds = full.known_counts(s, seat, mode)
         size = self._sizes[mode]
         out = np.zeros(size, dtype=np.float32)
-        out[:NUM_SLOTS] = self._slot_type[s.buffer[full._supply]]
+        out[:NUM_SLOTS] = self._slot_type[s.buffer[full.supply_slice]]
         out[self._header] = full.header(s, order, holds)
         seat_of = ship_rows // len(DESTINATIONS)  # ship row -> seat in the observer's order (MAX_PLAYERS: none)
         ships = np.bincount(seat_of[s.location[self._ship_ids]] * len(self.ship_types) + self._ship_column,
@@ -167,7 +167,7 @@ class CompactEncoder:
             out[self._page] = payment_page(game)
             block = out[self._options].reshape(MAX_PAYMENT_OPTIONS, len(COMPACT_OPTION_FEATURES))
             for k, option in enumerate(game.payment_page_options()):
-                sums = self._option_rows[list(option)].sum(axis=0)
+                sums = self.option_rows[list(option)].sum(axis=0)
                 block[k, :-1] = sums[:-1]
                 block[k, -1] = sums[-1] / VALUE_SCALE  # integer value first: the same float in the batch kernel
         out[self._hands] = counts[self._hand_counts]

@@ -30,7 +30,7 @@ class Game:
     def __init__(self, state: State, cards: Catalogue):
         self.cards = cards
         self.state = state
-        self._discard_location = _discard_locations(cards)
+        self._discard_location = discard_locations(cards)
         self._reset_caches()
 
     def _reset_caches(self):
@@ -71,7 +71,7 @@ class Game:
         s.exhausted[:] = 0
         s.chosen[:] = 0
         for b in range(NUM_BOARDS):  # R-SETUP-4: dealing is a refill of empty supplies
-            _refill(s, b)
+            refill(s, b)
         starts = rng.permutation(cat.start_contracts)  # R-SETUP-5
         s.location[starts[num_players:]] = REMOVED
         s.location[starts[:num_players]] = HAND + np.arange(num_players)
@@ -427,7 +427,7 @@ class Game:
     def _end_round(self):
         s = self.state
         for b in sorted(s.chosen_order):  # R-REFILL-1, R-REFILL-3: chosen boards only, in board order
-            _refill(s, b)
+            refill(s, b)
         if int(s.exhausted.sum()) >= END_THRESHOLD[s.num_players]:  # R-END-1
             self._finish()
             return
@@ -496,8 +496,9 @@ class Game:
         return result
 
 
-def _refill(s: State, b: int):
-    """Refill a board (R-REFILL-1, R-REFILL-2, R-VAR-2); on empty supplies this is the deal of R-SETUP-4."""
+def refill(s: State, b: int):
+    """Refill board ``b`` of ``s`` in place (R-REFILL-1, R-REFILL-2, R-VAR-2); on empty supplies this is the deal
+    of R-SETUP-4. Internal API: ``belief`` deals its replays with it and ``vector.rules`` mirrors it."""
     location = s.location
     left = [c for c in s.current[b].tolist() if c >= 0]
     if left:
@@ -534,12 +535,13 @@ def _cheapest_cover(cards: Catalogue, hand: list[int], shortfall: int) -> list[i
 
 
 @lru_cache(maxsize=8)
-def _discard_locations(cards: Catalogue) -> np.ndarray:
-    """Each card's discard pile; starting contracts have a guildhall back (CARDS.md). Cached, read-only."""
+def discard_locations(cards: Catalogue) -> np.ndarray:
+    """Each card's discard pile, as a location code; starting contracts have a guildhall back (CARDS.md). Cached,
+    read-only. Internal API: the batch's card table (``vector.tables``) reads it."""
     board = cards.board.astype(np.int32)
     piles = np.where(board == START, DISCARD + GUILDHALL, DISCARD + board)
     piles.flags.writeable = False
     return piles
 
 
-__all__ = ["Game", "IllegalActionError", "BOARDS"]
+__all__ = ["Game", "IllegalActionError", "BOARDS", "discard_locations", "refill"]

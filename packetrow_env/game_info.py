@@ -157,7 +157,7 @@ def most_payment_options(cat: Catalogue) -> int:
     classes are unions of them, so its options are an antichain here too. Loose, but no hand can beat it.
     """
     bound = 1
-    for kinds in (payment._SHIP_KINDS, payment._GOODS_KINDS):
+    for kinds in (payment.SHIP_KINDS, payment.GOODS_KINDS):
         bound *= largest_antichain(_class_sizes(cat, kinds))
     return bound
 

@@ -148,24 +148,32 @@ def _mode_spec(num_types: int) -> list[tuple[str, tuple[int, ...], str]]:
              "holds, not their order (online and full only: R-INFO-4)")]
 
 
-# Rows of the card-count block (each num_types wide), in layout order.
+# Rows of the card-count block (each num_types wide), in layout order. UNSEEN_ROW, BLOCK_ROWS (the rows every mode
+# shows), DECK_ROWS and TRASH_ROW are internal API: the batch encoder (vector.observe) turns the count keys of
+# ``Encoder.observer_tables`` into offsets of the vector with them.
 _CURRENT_ROWS = 0
 _FUTURE_ROWS = _CURRENT_ROWS + NUM_BOARDS * MAX_SUPPLY
 _HAND_ROWS = _FUTURE_ROWS + NUM_BOARDS * FUTURE_SLOTS
 _DISCARDED_ROW = _HAND_ROWS + MAX_PLAYERS
-_UNSEEN_ROW = _DISCARDED_ROW + 1
-_BLOCK_ROWS = _UNSEEN_ROW + 1
-_DECK_ROWS = _BLOCK_ROWS  # online and full only: appended after the common vector
-_TRASH_ROW = _DECK_ROWS + NUM_BOARDS  # counted elsewhere (ships) or overwritten (supplies)
+UNSEEN_ROW = _DISCARDED_ROW + 1
+BLOCK_ROWS = UNSEEN_ROW + 1
+DECK_ROWS = BLOCK_ROWS  # online and full only: appended after the common vector
+TRASH_ROW = DECK_ROWS + NUM_BOARDS  # counted elsewhere (ships) or overwritten (supplies)
 # The count rows by name (first row, number of rows), for readers of ``Encoder.known_counts``.
 COUNT_ROWS = {"current_supply": (_CURRENT_ROWS, NUM_BOARDS * MAX_SUPPLY),
               "future_supply": (_FUTURE_ROWS, NUM_BOARDS * FUTURE_SLOTS),
-              "hands": (_HAND_ROWS, MAX_PLAYERS), "discarded": (_DISCARDED_ROW, 1), "unseen": (_UNSEEN_ROW, 1),
-              "deck_contents": (_DECK_ROWS, NUM_BOARDS)}
+              "hands": (_HAND_ROWS, MAX_PLAYERS), "discarded": (_DISCARDED_ROW, 1), "unseen": (UNSEEN_ROW, 1),
+              "deck_contents": (DECK_ROWS, NUM_BOARDS)}
 
 
 class Encoder:
-    """Builds observation vectors of one catalogue; one instance per catalogue (see ``encoder``)."""
+    """Builds observation vectors of one catalogue; one instance per catalogue (see ``encoder``).
+
+    Besides the pieces and sizes, its tables are internal API for the encoders that replay it: the batch encoders
+    (``vector.observe``, ``vector.observe_compact``) and ``CompactEncoder`` read ``observer_tables``, ``pair_of``,
+    ``pair_cards``, ``split_column``, ``split_key``, ``ship_ids``, ``ship_destination``, ``supply_keys``,
+    ``supply_slice`` and ``option_rows``.
+    """
 
     def __init__(self, cards: Catalogue):
         self.cards = cards
@@ -201,29 +209,29 @@ class Encoder:
         split = by_name["by_board"]
         self._split = slice(split.offset, split.offset + split.size)
         # by_board: its cards and their pairs, count row -> column (trash: past the end), and where known_counts
-        # counts them: past the count rows, at SPLIT_KEY + pair * width + column (_observer's split keys)
+        # counts them: past the count rows, at SPLIT_KEY + pair * width + column (observer_tables' split keys)
         self.pair_of = np.full(len(cards.kind), -1, dtype=np.int64)  # card -> its by_board pair, -1 none
         for i, (t, b) in enumerate(self.board_pairs):
             self.pair_of[(self.type_of == t) & (cards.board == b)] = i
-        self._pair_cards = np.flatnonzero(self.pair_of >= 0)
-        self.split_key = (_TRASH_ROW + 1) * f
-        column = np.full(_TRASH_ROW + 1, len(SPLIT_FEATURES), dtype=np.int64)
+        self.pair_cards = np.flatnonzero(self.pair_of >= 0)  # the cards by_board counts, in id order
+        self.split_key = (TRASH_ROW + 1) * f
+        column = np.full(TRASH_ROW + 1, len(SPLIT_FEATURES), dtype=np.int64)
         column[_DISCARDED_ROW] = 0
         column[_HAND_ROWS:_HAND_ROWS + MAX_PLAYERS] = 1 + np.arange(MAX_PLAYERS)
-        column[_UNSEEN_ROW] = len(SPLIT_FEATURES) - 1
+        column[UNSEEN_ROW] = len(SPLIT_FEATURES) - 1
         self.split_column = column  # count row (COUNT_ROWS) -> by_board column; read by the batch kernels
-        self._option_rows = _option_rows(cards)
-        self._ship_ids = np.flatnonzero(cards.kind == SHIP)
-        self._ship_destination = cards.destination[self._ship_ids].astype(np.int64)
+        self.option_rows = _option_rows(cards)  # per card, what discarding it adds to a payment option
+        self.ship_ids = np.flatnonzero(cards.kind == SHIP)  # the ships piece counts these by owner and destination
+        self.ship_destination = cards.destination[self.ship_ids].astype(np.int64)
         # known_counts finds every count in one gather from a per-observer table of (entry, location) keys and one
         # bincount: entry e counts card _counted[e] (all cards by type, the pair cards by board, the ships by owner)
         self.ship_key = self.split_key + len(self.board_pairs) * len(SPLIT_FEATURES)  # ships: seat in order, dest.
-        self._counted = np.concatenate((np.arange(len(cards.kind)), self._pair_cards, self._ship_ids))
+        self._counted = np.concatenate((np.arange(len(cards.kind)), self.pair_cards, self.ship_ids))
         self._counted_rows = np.arange(len(self._counted)) * NUM_LOCATIONS
-        self._counted_type = np.concatenate((self.type_of, np.zeros(len(self._pair_cards), dtype=np.int64),
-                                             self._ship_destination))
+        self._counted_type = np.concatenate((self.type_of, np.zeros(len(self.pair_cards), dtype=np.int64),
+                                             self.ship_destination))
         self._counts_size = self.ship_key + (MAX_PLAYERS + 1) * len(DESTINATIONS)
-        self._supply_keys = np.arange(_CURRENT_ROWS, _HAND_ROWS) * f
+        self.supply_keys = np.arange(_CURRENT_ROWS, _HAND_ROWS) * f  # per supply slot (current, then future) its key
         self._row_tables = {}
         # A provable bound for the observation space: all the cash the game can hold, or all the cards.
         most_cash = STARTING_CASH + int(cards.reward.sum()) + int(cards.money.sum())
@@ -231,7 +239,7 @@ class Encoder:
         # State keeps the current and future supplies next to each other in its buffer.
         current, future = LAYOUT["current"], LAYOUT["future"]
         assert future[0] == current[0] + int(np.prod(current[1]))
-        self._supply = slice(current[0], future[0] + int(np.prod(future[1])))
+        self.supply_slice = slice(current[0], future[0] + int(np.prod(future[1])))  # both supplies in the buffer
 
     def pieces_of(self, mode: str) -> list[Piece]:
         """The pieces of a mode's vector, in order."""
@@ -241,17 +249,17 @@ class Encoder:
         """The length of a mode's vector."""
         return self._sizes[check_mode(mode)]
 
-    def _observer(self, n: int, seat: int, mode: str):
+    def observer_tables(self, n: int, seat: int, mode: str):
         """Lookup tables of one observer: location -> count key, seats in his order, location -> ship key, and
         (counted entry, location) -> key (the count keys, then the by_board and ship keys: ``_counted``)."""
         key = (n, seat, mode)
         tables = self._row_tables.get(key)
         if tables is None:
             view = knowledge.location_view(n, seat, mode)  # true location -> the location the observer sees
-            rows = np.full(NUM_LOCATIONS + 1, _TRASH_ROW, dtype=np.int64)  # seen location -> count row
-            rows[DECK:DECK + NUM_BOARDS] = _DECK_ROWS + np.arange(NUM_BOARDS)
-            rows[REMOVED] = _UNSEEN_ROW
-            rows[UNKNOWN] = _UNSEEN_ROW
+            rows = np.full(NUM_LOCATIONS + 1, TRASH_ROW, dtype=np.int64)  # seen location -> count row
+            rows[DECK:DECK + NUM_BOARDS] = DECK_ROWS + np.arange(NUM_BOARDS)
+            rows[REMOVED] = UNSEEN_ROW
+            rows[UNKNOWN] = UNSEEN_ROW
             rows[DISCARD:DISCARD + NUM_BOARDS] = _DISCARDED_ROW
             ships = np.full(NUM_LOCATIONS, MAX_PLAYERS * len(DESTINATIONS), dtype=np.int64)  # past the piece
             for q in range(n):
@@ -261,11 +269,11 @@ class Encoder:
             order = [(seat + k) % n for k in range(n)]
             seen_rows = rows[view[:NUM_LOCATIONS]]
             columns = self.split_column[seen_rows]
-            split = self.split_key + self.pair_of[self._pair_cards, None] * len(SPLIT_FEATURES) + columns
-            split[:, columns == len(SPLIT_FEATURES)] = _TRASH_ROW * self.num_types  # not counted by board
+            split = self.split_key + self.pair_of[self.pair_cards, None] * len(SPLIT_FEATURES) + columns
+            split[:, columns == len(SPLIT_FEATURES)] = TRASH_ROW * self.num_types  # not counted by board
             rows = seen_rows * self.num_types
             keys = np.concatenate((np.broadcast_to(rows, (len(self.type_of), NUM_LOCATIONS)), split,
-                                   np.broadcast_to(self.ship_key + ships, (len(self._ship_ids), NUM_LOCATIONS))))
+                                   np.broadcast_to(self.ship_key + ships, (len(self.ship_ids), NUM_LOCATIONS))))
             tables = self._row_tables[key] = (rows, order, ships, keys.ravel())
         return tables
 
@@ -275,10 +283,10 @@ class Encoder:
         counts, order, ship_rows, holds = self.known_counts(s, seat, mode)
         size = self._sizes[mode]
         out = np.empty(size, dtype=np.float32)
-        out[self._block] = counts[:_BLOCK_ROWS * self.num_types]
+        out[self._block] = counts[:BLOCK_ROWS * self.num_types]
         out[self._split] = counts[self.split_key:self.ship_key]
         if size != self.size:  # deck_contents (R-INFO-4)
-            out[self.size:] = counts[_DECK_ROWS * self.num_types:_TRASH_ROW * self.num_types]
+            out[self.size:] = counts[DECK_ROWS * self.num_types:TRASH_ROW * self.num_types]
         out[:self._header] = self.header(s, order, holds)
         out[self._ships] = counts[self.ship_key:self.ship_key + MAX_PLAYERS * len(DESTINATIONS)]
         out[self._pending:self._block.start] = 0
@@ -290,7 +298,7 @@ class Encoder:
         if s.phase == PAY and knowledge.sees_payment_options(seat, s.current_player, mode):
             out[self._page] = payment_page(game)
             options = game.payment_page_options()
-            rows = self._option_rows
+            rows = self.option_rows
             block = out[self._options].reshape(MAX_PAYMENT_OPTIONS, len(OPTION_FEATURES))
             for k, option in enumerate(options):
                 block[k] = rows[list(option)].sum(axis=0)
@@ -307,14 +315,14 @@ class Encoder:
         encoding, so both read the same knowledge.
         """
         n = s.num_players
-        _, order, ship_rows, keys = self._observer(n, seat, mode)
+        _, order, ship_rows, keys = self.observer_tables(n, seat, mode)
         key = keys[self._counted_rows + s.location[self._counted]]
-        supply = s.buffer[self._supply]
+        supply = s.buffer[self.supply_slice]
         filled = supply >= 0
-        key[supply[filled]] = self._supply_keys[filled]
-        hidden, known_holds = knowledge.starting_contracts(s, self.cards, seat, mode)  # mode checked by _observer
+        key[supply[filled]] = self.supply_keys[filled]
+        hidden, known_holds = knowledge.starting_contracts(s, self.cards, seat, mode)  # mode checked by observer_tables
         if hidden:
-            key[hidden] = _UNSEEN_ROW * self.num_types  # R-INFO-3
+            key[hidden] = UNSEEN_ROW * self.num_types  # R-INFO-3
         holds = [known_holds[q] or 0 for q in order]
         counts = np.bincount(key + self._counted_type, minlength=self._counts_size)
         return counts, order, ship_rows, holds

@@ -25,8 +25,10 @@ from itertools import product
 from . import cards as card_kinds
 from . import shipping
 
-_SHIP_KINDS = (card_kinds.SHIP, card_kinds.CAPTAIN)
-_GOODS_KINDS = (card_kinds.GOLD, card_kinds.GOODS_KIND, card_kinds.TRADER)
+# The kinds of the two parts of a payment, which share no cards: ships and captains serve the destinations, goods,
+# gold and traders the demand per good. Internal API: game_info bounds each part's options by them.
+SHIP_KINDS = (card_kinds.SHIP, card_kinds.CAPTAIN)
+GOODS_KINDS = (card_kinds.GOLD, card_kinds.GOODS_KIND, card_kinds.TRADER)
 
 
 class _Tables:
@@ -53,11 +55,17 @@ def _tables(cat) -> _Tables:
     return _Tables(cat)
 
 
+def card_classes(cat) -> list[int]:
+    """Each card's class of interchangeable cards (R-SHIP-7: a name and everything that matters to a shipment),
+    numbered in order of first appearance; the batch's card table (``vector.tables``) holds them as ``group``."""
+    return _tables(cat).group
+
+
 def payment_options(cat, resources, contracts) -> list[tuple[int, ...]]:
     """The payment options of a shipment (sorted card-id tuples in R-SHIP-7 order); [] if it cannot be fulfilled."""
     t = _tables(cat)
     kind = t.kind
-    res = tuple(sorted({int(c) for c in resources if kind[c] in _SHIP_KINDS or kind[c] in _GOODS_KINDS}))
+    res = tuple(sorted({int(c) for c in resources if kind[c] in SHIP_KINDS or kind[c] in GOODS_KINDS}))
     con = tuple(sorted(int(c) for c in contracts))
     if not con:
         return [()]
@@ -76,8 +84,8 @@ def _options(cat, res: tuple, con: tuple) -> tuple[tuple[int, ...], ...]:
         return ()
     t = _tables(cat)
     kind = t.kind
-    ship_cards = [c for c in res if kind[c] in _SHIP_KINDS]
-    goods_cards = [c for c in res if kind[c] in _GOODS_KINDS]
+    ship_cards = [c for c in res if kind[c] in SHIP_KINDS]
+    goods_cards = [c for c in res if kind[c] in GOODS_KINDS]
     destinations = {t.destination[c] for c in con}
     goods = {t.good[c] for c in con}
     # Cards that can never serve: a ship to another destination without a captain to turn it, a

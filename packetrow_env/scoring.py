@@ -103,8 +103,9 @@ def final_rewards_batch(vp: np.ndarray, cash: np.ndarray, num_players: np.ndarra
     return np.where(seats, out, 0).astype(np.float32)
 
 
-# per player count: the index of the clock's deck among the decks sorted by the share left (deck_left)
-_CLOCK_DECK = np.array([END_THRESHOLD.get(n, 1) - 1 for n in range(max(END_THRESHOLD) + 1)], dtype=np.int64)
+# per player count: the index of the clock's deck among the decks sorted by the share left (deck_left); internal
+# API: compiled kernels that compute deck_left themselves (opponents_batch) index with it
+CLOCK_DECK = np.array([END_THRESHOLD.get(n, 1) - 1 for n in range(max(END_THRESHOLD) + 1)], dtype=np.int64)
 
 
 def deck_left(state, cards) -> float:
@@ -129,7 +130,7 @@ def deck_left_batch(deck_top: np.ndarray, deck_end: np.ndarray, num_players: np.
     """``deck_left`` of many games: deck_top and deck_end int[B, 4], num_players int[B] -> float64[B]."""
     left = (deck_end.astype(np.int64) - deck_top) / np.maximum(1, cards.deck_sizes)
     left.sort(axis=1)
-    return left[np.arange(len(left)), _CLOCK_DECK[num_players]]
+    return left[np.arange(len(left)), CLOCK_DECK[num_players]]
 
 
 def time_left_batch(deck_top: np.ndarray, deck_end: np.ndarray, num_players: np.ndarray, cards,
@@ -138,6 +139,6 @@ def time_left_batch(deck_top: np.ndarray, deck_end: np.ndarray, num_players: np.
     return np.minimum(1.0, np.maximum(floor, TIME_SCALE * deck_left_batch(deck_top, deck_end, num_players, cards)))
 
 
-__all__ = ["REWARD_MODES", "banker_points", "banker_points_batch", "deck_left", "deck_left_batch", "final_rewards",
-           "final_rewards_batch", "leader_banker_points", "rank_rewards", "ranks", "score_keys", "time_left",
-           "time_left_batch"]
+__all__ = ["CLOCK_DECK", "REWARD_MODES", "banker_points", "banker_points_batch", "deck_left", "deck_left_batch",
+           "final_rewards", "final_rewards_batch", "leader_banker_points", "rank_rewards", "ranks", "score_keys",
+           "time_left", "time_left_batch"]

@@ -49,7 +49,8 @@ def _is_package(name: str) -> bool:
     return MODULES[name].name == "__init__.py"
 
 
-def _resolve(module: str, node: ast.ImportFrom) -> str:
+def resolve_import(module: str, node: ast.ImportFrom) -> str:
+    """The absolute name of the module a from-import in ``module`` imports from (relative imports resolved)."""
     if not node.level:
         return node.module
     base = module if _is_package(module) else module.rpartition(".")[0]
@@ -65,7 +66,7 @@ def imports_of(module: str) -> set[str]:
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            target = _resolve(module, node)
+            target = resolve_import(module, node)
             submodules = {f"{target}.{alias.name}" for alias in node.names} & set(MODULES)
             found |= submodules or {target}
     return {name for name in found if name.split(".")[0] in PACKAGES}

@@ -95,7 +95,7 @@ def test_every_play_rule_has_an_engine_and_a_batch_location_unless_listed_with_a
 def test_the_map_knows_the_engine_and_the_kernels_of_a_rule():
     rows = table()
     assert "engine.Game.new" in rows["R-SETUP-2"]["engine"] and "vector.rules.deal" in rows["R-SETUP-2"]["batch"]
-    assert rows["R-REFILL-1"]["engine"][0] == "engine._refill" and "vector.rules._refill" in rows["R-REFILL-1"]["batch"]
+    assert rows["R-REFILL-1"]["engine"][0] == "engine.refill" and "vector.rules._refill" in rows["R-REFILL-1"]["batch"]
 
 
 def test_ranges_of_ids_are_expanded():

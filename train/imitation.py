@@ -95,8 +95,8 @@ def torch_policy(policy: NumpyPolicy):
             if self.compact:
                 positions = np.arange(policy.observation_size)
                 self.embedding = torch.nn.Parameter(torch.tensor(policy.embedding))
-                self.register_buffer("indices", torch.as_tensor(positions[policy._indices]))
-                self.register_buffer("rest", torch.as_tensor(positions[policy._rest]))
+                self.register_buffer("indices", torch.as_tensor(positions[policy.index_floats]))
+                self.register_buffer("rest", torch.as_tensor(positions[policy.rest_floats]))
 
         def forward(self, x):
             if self.compact:  # as NumpyPolicy._compact_product: the index floats' embeddings, then the rest

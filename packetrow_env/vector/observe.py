@@ -2,7 +2,7 @@
 
 ``BatchEncoder(cards, mode).encode(batch, seats, out)`` writes, for every game i of a ``Batch``, the vector
 ``encoder(cards).encode(game_i, seats[i], mode)`` bit for bit into ``out[i]`` (zeros where seats[i] < 0).
-What each mode reveals is not decided here: the lookup tables are the Encoder's own (``_observer``, built
+What each mode reveals is not decided here: the lookup tables are the Encoder's own (``observer_tables``, built
 from ``knowledge.location_view``), precomputed for every (player count, seat); the kernel only replays
 ``Encoder.encode`` and ``knowledge.starting_contracts`` over arrays.
 """
@@ -14,8 +14,8 @@ import numpy as np
 
 from ..cards import DESTINATIONS, Catalogue, resolve
 from ..knowledge import OPPONENT_HAND_MODES, check_mode, hides_held_starting_contracts, sees_payment_options
-from ..observation import (_BLOCK_ROWS, _DECK_ROWS, _TRASH_ROW, _UNSEEN_ROW, CASH_SCALE, OPTION_FEATURES, ROUND_HALF,
-                           SEAT_FEATURES, SPLIT_FEATURES, encoder)
+from ..observation import (BLOCK_ROWS, CASH_SCALE, DECK_ROWS, OPTION_FEATURES, ROUND_HALF, SEAT_FEATURES,
+                           SPLIT_FEATURES, TRASH_ROW, UNSEEN_ROW, encoder)
 from ..state import CURRENT, FUTURE, HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, NUM_BOARDS, NUM_LOCATIONS, OVER, PAY
 from .batch import Batch
 from .rules import more_follow
@@ -54,13 +54,13 @@ class BatchEncoder:
         split_at = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS), trash - by_board, dtype=np.int32)
         for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
             for seat in range(n):
-                keys, _, ship_rows, _ = enc._observer(n, seat, mode)
+                keys, _, ship_rows, _ = enc.observer_tables(n, seat, mode)
                 for loc in range(NUM_LOCATIONS):
                     key = int(keys[loc])
-                    if key < _BLOCK_ROWS * f:
+                    if key < BLOCK_ROWS * f:
                         count_at[n, seat, loc] = block + key
-                    elif key < _TRASH_ROW * f and self.size != enc.size:  # deck_contents (R-INFO-4)
-                        count_at[n, seat, loc] = enc.size + key - _DECK_ROWS * f
+                    elif key < TRASH_ROW * f and self.size != enc.size:  # deck_contents (R-INFO-4)
+                        count_at[n, seat, loc] = enc.size + key - DECK_ROWS * f
                     if ship_rows[loc] < MAX_PLAYERS * _SHIP_WIDTH:
                         ship_at[n, seat, loc] = ships + ship_rows[loc]
                     column = enc.split_column[key // f]
@@ -70,21 +70,21 @@ class BatchEncoder:
         self._count_at = count_at
         self._ship_at = ship_at
         self._split_at = split_at
-        self._pair_cards = enc._pair_cards.astype(np.int32)  # the cards by_board counts, and each one's offset
-        self._pair_at = (by_board + enc.pair_of[enc._pair_cards] * _SPLIT_WIDTH).astype(np.int32)
-        self._supply_at = (block + enc._supply_keys).astype(np.int32)  # current then future slots, board-major
+        self._pair_cards = enc.pair_cards.astype(np.int32)  # the cards by_board counts, and each one's offset
+        self._pair_at = (by_board + enc.pair_of[enc.pair_cards] * _SPLIT_WIDTH).astype(np.int32)
+        self._supply_at = (block + enc.supply_keys).astype(np.int32)  # current then future slots, board-major
         self._type_of = enc.type_of.astype(np.int32)
-        self._ship_ids = enc._ship_ids.astype(np.int32)
-        self._ship_destination = enc._ship_destination.astype(np.int32)
+        self._ship_ids = enc.ship_ids.astype(np.int32)
+        self._ship_destination = enc.ship_destination.astype(np.int32)
         self._contract_number = cards.contract_number.astype(np.int32)
-        self._option_rows = np.ascontiguousarray(enc._option_rows, dtype=np.float32)
+        self._option_rows = np.ascontiguousarray(enc.option_rows, dtype=np.float32)
         # Piece offsets, then the end of the payment options, the unseen row and three flags of the mode.
         self._all_rows = {}  # batch size -> arange, the default rows
         self._offsets = np.array([pieces[name].offset for name in (
             "num_players", "round", "phase", "current_board", "chosen_boards", "exhausted", "deck_sizes", "seats",
             "holds_starting_contract", "ships", "pending_shipment", "current_supply", "paying", "payment_options",
             "payment_page")]
-            + [trash_end, block + _UNSEEN_ROW * f,
+            + [trash_end, block + UNSEEN_ROW * f,
                hides_held_starting_contracts(mode),  # R-INFO-3
                mode in OPPONENT_HAND_MODES,  # knows whether opponents still hold theirs
                sees_payment_options(0, 1, mode)],  # a seat but the payer sees his payment options

@@ -46,10 +46,10 @@ class CompactBatchEncoder:
         compact = self.compact = compact_encoder(cards)
         self.size = compact.size_of(mode)
         by_name = {p.name: p for p in compact.pieces_of(mode)}
-        self._offsets = np.array([by_name[name].offset for name in _OFFSETS], dtype=np.int64)
+        offsets = np.array([by_name[name].offset for name in _OFFSETS], dtype=np.int64)
         table = tables.table(cards)
-        self._type = table[tables.TYPE].astype(np.int64)
-        self._number = table[tables.NUMBER].astype(np.int64)
+        type_of = table[tables.TYPE].astype(np.int64)
+        number = table[tables.NUMBER].astype(np.int64)
         f = compact.num_types
         # Where a card of each type lying at each location adds 1, per player count and observer (the knowledge of
         # knowledge.location_view): hands, discard piles, face-up ships (public: by true location) and, where the
@@ -66,40 +66,43 @@ class CompactBatchEncoder:
                 deck_at[b, types] = start + np.arange(len(types))
                 start += len(types)
         hands, ships, discarded = by_name["hands"], by_name["ships"], by_name["discarded"].offset
-        self._dest = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS, f), trash, np.int32)
+        dest = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS, f), trash, np.int32)
         for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
             for seat in range(n):
                 view = knowledge.location_view(n, seat, mode)
-                dest = self._dest[n, seat]
+                at = dest[n, seat]
                 for loc in range(NUM_LOCATIONS):
                     seen = view[loc]
                     if SHIPS <= loc < SHIPS + n:
                         k = (loc - SHIPS - seat) % n
-                        dest[loc] = np.where(ship_col >= 0, ships.offset + k * ships.shape[1] + ship_col, trash)
+                        at[loc] = np.where(ship_col >= 0, ships.offset + k * ships.shape[1] + ship_col, trash)
                     elif HAND <= seen < HAND + n:
                         k = (seen - HAND - seat) % n
-                        dest[loc] = np.where(hand_col >= 0, hands.offset + k * hands.shape[1] + hand_col, trash)
+                        at[loc] = np.where(hand_col >= 0, hands.offset + k * hands.shape[1] + hand_col, trash)
                     elif DISCARD <= seen < DISCARD + NUM_BOARDS:
-                        dest[loc] = discarded + np.arange(f)
+                        at[loc] = discarded + np.arange(f)
                     elif DECK <= seen < DECK + NUM_BOARDS:
-                        dest[loc] = deck_at[seen - DECK]
+                        at[loc] = deck_at[seen - DECK]
         # by_board: per player count, observer and location the column where a card of a kept pair is counted
         # (-1: not counted), from the Encoder's count rows (knowledge.location_view); card -> its kept pair or -1.
         full = compact.full
-        self._split_at = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS), -1, np.int64)
+        split_at = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS), -1, np.int64)
         for n in range(MIN_PLAYERS, MAX_PLAYERS + 1):
             for seat in range(n):
-                columns = full.split_column[full._observer(n, seat, mode)[0] // f]
-                self._split_at[n, seat] = np.where(columns < _SPLIT_WIDTH, columns, -1)
+                columns = full.split_column[full.observer_tables(n, seat, mode)[0] // f]
+                split_at[n, seat] = np.where(columns < _SPLIT_WIDTH, columns, -1)
         kept = np.full(len(full.board_pairs) + 1, -1, np.int64)  # Encoder pair -> compact pair (index -1: none)
         kept[compact.split_rows] = np.arange(len(compact.split_rows))
-        self._pair_cards = np.flatnonzero(kept[full.pair_of] >= 0)  # the cards by_board counts, and each one's pair
-        self._pair_of = kept[full.pair_of[self._pair_cards]]
-        self._option_rows = compact._option_rows
+        pair_cards = np.flatnonzero(kept[full.pair_of] >= 0)  # the cards by_board counts, and each one's pair
+        pair_of = kept[full.pair_of[pair_cards]]
         # knowledge.starting_contracts: which opponents' held starting contracts are hidden, whose holds are known.
-        self._hides_starts = knowledge.hides_held_starting_contracts(mode)
-        self._holds_known = mode in OPPONENT_HAND_MODES
-        self._others_see_options = knowledge.sees_payment_options(0, 1, mode)  # a seat but the payer
+        hides_starts = knowledge.hides_held_starting_contracts(mode)
+        holds_known = mode in OPPONENT_HAND_MODES
+        others_see_options = knowledge.sees_payment_options(0, 1, mode)  # a seat but the payer
+        # What encode_rows reads after the batch's arrays, seats, rows and targets, in its order: internal API for
+        # kernels that encode inside their own loop (agents' opponents_batch passes them on).
+        self.kernel_tables = (dest, split_at, pair_cards, pair_of, hides_starts, holds_known, others_see_options,
+                              type_of, number, compact.option_rows, offsets)
 
     def encode(self, batch: Batch, seats, out: np.ndarray, rows=None, packed: bool = False) -> np.ndarray:
         """Write game i's compact observation by ``seats[i]`` (one seat per game; < 0: zeros) for every i in
@@ -118,13 +121,11 @@ class CompactBatchEncoder:
                              "game (seats are 0 to num_players - 1, or -1 for zeros)")
         targets = np.arange(len(rows), dtype=np.int64) if packed else rows
         seats = seats.astype(np.int64, copy=False)
-        _encode(batch.location, batch.deck_top, batch.deck_end, batch.current, batch.future, batch.exhausted,
-                batch.chosen, batch.cash, batch.has_piece, batch.starting_contract, batch.num_players, batch.round,
-                batch.harbour_master, batch.current_player, batch.phase, batch.resume_phase, batch.current_board,
-                batch.pending, batch.n_pending, batch.options, batch.n_options, batch.payment_page, batch.n_payments,
-                seats, rows, targets, self._dest, self._split_at, self._pair_cards, self._pair_of, self._hides_starts,
-                self._holds_known, self._others_see_options, self._type, self._number, self._option_rows,
-                self._offsets, out)
+        encode_rows(batch.location, batch.deck_top, batch.deck_end, batch.current, batch.future, batch.exhausted,
+                    batch.chosen, batch.cash, batch.has_piece, batch.starting_contract, batch.num_players, batch.round,
+                    batch.harbour_master, batch.current_player, batch.phase, batch.resume_phase, batch.current_board,
+                    batch.pending, batch.n_pending, batch.options, batch.n_options, batch.payment_page,
+                    batch.n_payments, seats, rows, targets, *self.kernel_tables, out)
         return out
 
 
@@ -136,10 +137,14 @@ def observe_compact(batch: Batch, seats, mode: str = "tracked", cards: Catalogue
 
 
 @numba.njit(cache=True)
-def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, cash, has_piece, starting_contract,
-            num_players, rnd, harbour_master, current_player, phase, resume_phase, current_board, pending, n_pending,
-            options, n_options, payment_page, n_payments, seats, rows, targets, dest, split_at, pair_cards, pair_of,
-            hides_starts, holds_known, others_see_options, type_of, number, option_rows, off, out):
+def encode_rows(location, deck_top, deck_end, current, future, exhausted, chosen, cash, has_piece,
+                starting_contract, num_players, rnd, harbour_master, current_player, phase, resume_phase,
+                current_board, pending, n_pending, options, n_options, payment_page, n_payments, seats, rows, targets,
+                dest, split_at, pair_cards, pair_of, hides_starts, holds_known, others_see_options, type_of, number,
+                option_rows, off, out):
+    """Write game ``rows[r]``'s compact observation by ``seats[rows[r]]`` (zeros where it is < 0) into
+    ``out[targets[r]]`` for every r; after the Batch's arrays, seats, rows and targets come a
+    ``CompactBatchEncoder``'s ``kernel_tables``. Internal API: compiled callers (opponents_batch) encode with it."""
     num_cards = location.shape[1]
     sums = np.zeros(option_rows.shape[1], np.int64)
     slots = current.shape[2]
@@ -226,4 +231,4 @@ def _encode(location, deck_top, deck_end, current, future, exhausted, chosen, ca
     return out
 
 
-__all__ = ["CompactBatchEncoder", "NUM_SLOTS", "observe_compact"]
+__all__ = ["CompactBatchEncoder", "NUM_SLOTS", "encode_rows", "observe_compact"]

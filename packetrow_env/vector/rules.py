@@ -227,7 +227,7 @@ def _ask_next(b, i):
 
 @numba.njit(**_NO_REFCOUNT)
 def _refill(b, i, board):
-    """Refill a board (R-REFILL-1, R-REFILL-2, R-VAR-2), as ``engine._refill``."""
+    """Refill a board (R-REFILL-1, R-REFILL-2, R-VAR-2), as ``engine.refill``."""
     loc = b.location[i]
     for s in range(MAX_SUPPLY):
         c = b.current[i, board, s]

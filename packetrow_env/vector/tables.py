@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import payment
 from ..cards import Catalogue
-from ..engine import _discard_locations
+from ..engine import discard_locations
 from ..observation import card_types
 
 FIELDS = ("kind", "good", "quantity", "destination", "reward", "cost", "vp", "money", "value", "board",
@@ -34,8 +34,8 @@ def table(cards: Catalogue) -> np.ndarray:
     for field in ("kind", "good", "quantity", "destination", "reward", "cost", "vp", "money", "value", "board"):
         out[FIELDS.index(field)] = getattr(cards, field)
     out[NUMBER] = cards.contract_number
-    out[GROUP] = payment._tables(cards).group
+    out[GROUP] = payment.card_classes(cards)
     out[TYPE] = card_types(cards)[0]
-    out[DISCARD] = _discard_locations(cards)
+    out[DISCARD] = discard_locations(cards)
     out.flags.writeable = False
     return out
