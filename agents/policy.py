@@ -1,19 +1,19 @@
 """A trained policy that plays anywhere an agent is accepted, with numpy only.
 
-Training (``train/selfplay.py``) produces a MaskablePPO checkpoint (an SB3 ``.zip``, needs torch) and
-exports its policy network to a small ``.npz`` that this module runs with numpy: the weights of the
-policy MLP and its action layer, plus metadata (format version, activation, observation mode,
-observation size, number of actions, and training facts such as the step count). The value network
-is left out: playing needs only the action logits.
+Training exports its policy network to a small ``.npz`` (``packetrow_train.policy_export``) that this module
+runs with numpy: the weights of the policy MLP and its action layer, plus metadata (format version, activation,
+observation mode, observation size, number of actions, and training facts such as the step count). The value
+network is left out: playing needs only the action logits. This module reads and writes ``.npz`` policies only
+and knows nothing of the training stack.
 
 ``.npz`` layout (format 1): ``layer_{i}_weight`` (in, out) and ``layer_{i}_bias`` (out,) for each hidden
 layer i = 0..k-1, ``action_weight`` (hidden, A) and ``action_bias`` (A,), A the number of actions (48 in env v0, 48 + K in v1), and ``meta``, a JSON string.
-Illegal actions get probability 0, as in sb3-contrib's MaskableCategorical.
+Illegal actions get probability 0, as in the masked distribution training samples from.
 
 The metadata's ``observation_encoding`` says which vector the network reads: ``onehot`` (``observation``; the
-default when absent) or ``compact`` (``compact_observation``). A compact policy starts with the input stage of
-``train/compact_extractor.py``: its index floats (card types + 1, 0 = empty) are looked up in an ``embedding``
-(num_types + 1, dim) and the embeddings, in the order of the floats, are concatenated with the other floats.
+default when absent) or ``compact`` (``compact_observation``). A compact policy starts with an input stage: its
+index floats (card types + 1, 0 = empty) are looked up in an ``embedding`` (num_types + 1, dim) and the
+embeddings, in the order of the floats, are concatenated with the other floats.
 Format 2 adds that stage's arrays, ``embedding`` (num_types + 1, dim) and ``index_slices`` (k, 2): ascending
 (start, stop) ranges of the index floats. Only compact policies are written as format 2, so a onehot export
 stays a format-1 file every reader loads; format-1 files load as onehot policies.
@@ -24,8 +24,10 @@ stays a format-1 file every reader loads; format-1 files load as onehot policies
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import warnings
 from importlib.resources import files
 from pathlib import Path
 
@@ -42,7 +44,7 @@ FORMAT_VERSION = 2  # the newest format written (for compact policies; onehot on
 ACTIVATIONS = ("tanh", "relu")
 # models/ of the repository, installed as the package packetrow_models
 SHIPPED_MODEL = Path(str(files("packetrow_models") / "ppo_packetrow.npz"))
-SHIPPED_VALUE = Path(str(files("packetrow_models") / "ppo_packetrow_value.npz"))  # its value network (export_value)
+SHIPPED_VALUE = Path(str(files("packetrow_models") / "ppo_packetrow_value.npz"))  # its value network
 # PolicyAgent.act_batch: one PolicyStack call up to this many rows per policy; measured
 # (benchmarks/policy_forward.py): the compiled call beats a numpy forward per policy up to about 8 rows per policy,
 # beyond, BLAS's products win
@@ -60,7 +62,7 @@ class ModelFormatError(ValueError):
 
 
 class NumpyPolicy:
-    """A policy MLP as numpy arrays: logits, masked probabilities and actions without torch."""
+    """A policy MLP as numpy arrays: logits, masked probabilities and actions, with numpy only."""
 
     def __init__(self, weights: list[np.ndarray], biases: list[np.ndarray], action_weight: np.ndarray,
                  action_bias: np.ndarray, activation: str = "tanh", observation_mode: str = "tracked",
@@ -154,7 +156,7 @@ class NumpyPolicy:
         return x
 
     def _compact_product(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """features @ w, features as CompactExtractor.forward: the index floats' embeddings in order, then the rest."""
+        """features @ w, the compact input stage's features: the index floats' embeddings in order, then the rest."""
         # Index floats are small whole numbers; round before the cast so that no float error picks a neighbour.
         index = np.rint(x[..., self.index_floats]).clip(0, len(self.embedding) - 1).astype(np.intp)
         embedded = self.embedding[index].reshape(*x.shape[:-1], -1)
@@ -282,149 +284,13 @@ def _take(where: np.ndarray):
     return positions
 
 
-def export_policy(model, observation_mode: str | None = None, metadata: dict | None = None) -> NumpyPolicy:
-    """A NumpyPolicy copy of a MaskablePPO model's (or MaskableActorCriticPolicy's) policy network.
-
-    The features extractor may be SB3's FlattenExtractor (a onehot policy) or the project's CompactExtractor
-    (a compact policy: its embedding and index floats become the NumpyPolicy's input stage).
-    """
-    policy = getattr(model, "policy", model)
-    return _export_network(model, getattr(policy, "pi_features_extractor", policy.features_extractor),
-                           policy.mlp_extractor.policy_net, policy.action_net, observation_mode, metadata)
-
-
-def export_value(model, observation_mode: str | None = None, metadata: dict | None = None) -> NumpyPolicy:
-    """The value network of a MaskablePPO model as a one-output NumpyPolicy (metadata ``head: value``): its
-    ``logits`` are the value of the seat to act; search reads it (``search:value=...``), agents refuse it."""
-    policy = getattr(model, "policy", model)
-    return _export_network(model, getattr(policy, "vf_features_extractor", policy.features_extractor),
-                           policy.mlp_extractor.value_net, policy.value_net, observation_mode,
-                           {**(metadata or {}), "head": "value"})
-
-
-def _export_network(model, extractor, layers, head, observation_mode, metadata) -> NumpyPolicy:
-    """A NumpyPolicy of one network of ``model``: its features extractor, hidden ``layers`` and output ``head``."""
-    import torch  # only exporting needs torch
-
-    policy = getattr(model, "policy", model)
-    meta = dict(getattr(model, "packetrow_meta", None) or {})
-    if hasattr(model, "num_timesteps"):
-        meta["num_timesteps"] = int(model.num_timesteps)
-    meta.update(metadata or {})
-    mode = observation_mode or meta.pop("observation_mode", "tracked")
-    meta.pop("observation_mode", None)
-    encoding = meta.pop("observation_encoding", None)  # the extractor decides; a contradicting claim is an error
-    name = type(extractor).__name__
-    if name == "CompactExtractor":
-        stage = _compact_input_stage(extractor)
-    elif name == "FlattenExtractor":
-        stage = {}
-    else:
-        raise ModelFormatError(f"cannot export a policy with a {name} features extractor; the numpy policy runs "
-                               "FlattenExtractor (MlpPolicy) and CompactExtractor networks")
-    weights, biases, activations = [], [], set()
-    first = extractor.first_layer() if name == "CompactExtractor" else None
-    if first is not None:  # the extractor's own first layer, on the features the numpy input stage computes
-        weights.append(first[0])
-        biases.append(first[1])
-        activations.add(_activation_name(extractor.activation) or "other")
-    for module in layers:
-        if isinstance(module, torch.nn.Linear):
-            weights.append(module.weight.detach().cpu().numpy().T.copy())
-            biases.append(module.bias.detach().cpu().numpy().copy())
-        elif _activation_name(module):
-            activations.add(_activation_name(module))
-        else:
-            raise ModelFormatError(f"cannot export the layer {module!r}; the numpy policy supports Linear layers "
-                                   f"with {' or '.join(ACTIVATIONS)} activations")
-    if len(activations) > 1 or len(activations) != min(len(weights), 1):
-        raise ModelFormatError(f"the policy network must use one activation after every layer, got {activations}")
-    exported = NumpyPolicy(weights, biases, head.weight.detach().cpu().numpy().T.copy(),
-                           head.bias.detach().cpu().numpy().copy(), activations.pop() if activations else "tanh",
-                           mode, meta, **stage)
-    if encoding not in (None, exported.observation_encoding):
-        raise ModelFormatError(f"the metadata says observation_encoding {encoding!r} but the network's {name} reads "
-                               f"the {exported.observation_encoding} observation")
-    size = int(np.prod(policy.observation_space.shape))
-    if exported.observation_size != size:
-        raise ModelFormatError(f"the exported network reads {exported.observation_size} floats but the model's "
-                               f"observation space has {size}")
-    return exported
-
-
-def _activation_name(module) -> str | None:
-    """"tanh" or "relu" for those activation modules (subclasses included, e.g. the trainer's FastTanh), else None."""
-    import torch
-
-    return "tanh" if isinstance(module, torch.nn.Tanh) else "relu" if isinstance(module, torch.nn.ReLU) else None
-
-
-def import_policy(model, policy: NumpyPolicy, value_features: bool = True) -> None:
-    """Copy a NumpyPolicy's weights into a MaskablePPO model's policy network (the inverse of ``export_policy``).
-
-    With ``value_features`` the value network's extractor and hidden layers start as the policy's too (where
-    they are separate and shaped alike), so that a warm-started learner's first advantages come from useful
-    features; the value head itself keeps its fresh initialisation. The networks must match in shape.
-    """
-    import torch
-
-    target = getattr(model, "policy", model)
-    extractor = getattr(target, "pi_features_extractor", target.features_extractor)
-    linears = [m for m in target.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
-    compact = type(extractor).__name__ == "CompactExtractor"
-    first = extractor.first_layer() if compact else None
-    have = ([] if first is None else [first[0].shape]) + [tuple(m.weight.shape[::-1]) for m in linears]
-    want = [w.shape for w in policy.weights]
-    shapes_match = (have == want and tuple(target.action_net.weight.shape[::-1]) == policy.action_weight.shape
-                    and compact == (policy.embedding is not None)
-                    and (not compact or tuple(extractor.embedding.weight.shape) == policy.embedding.shape))
-    if not shapes_match:
-        raise ModelFormatError(f"the policy's layers {want} ({policy.observation_encoding}) do not match the model's "
-                               f"{have} ({'compact' if compact else 'onehot'}); give the learner the policy's network")
-
-    def put(module: torch.nn.Linear, weight: np.ndarray, bias: np.ndarray | None) -> None:
-        module.weight.data.copy_(torch.as_tensor(weight.T))
-        if bias is not None:
-            module.bias.data.copy_(torch.as_tensor(bias))
-
-    def fill(extractor_to, linears_to) -> None:
-        weights, biases = list(policy.weights), list(policy.biases)
-        if compact:
-            extractor_to.embedding.weight.data.copy_(torch.as_tensor(policy.embedding))
-            if first is not None:
-                split = extractor_to.embedded_layer.weight.shape[1]
-                weight, bias = weights.pop(0), biases.pop(0)
-                put(extractor_to.embedded_layer, weight[:split], None)
-                put(extractor_to.rest_layer, weight[split:], bias)
-        for module, weight, bias in zip(linears_to, weights, biases):
-            put(module, weight, bias)
-
-    with torch.no_grad():
-        fill(extractor, linears)
-        put(target.action_net, policy.action_weight, policy.action_bias)
-        value_extractor = getattr(target, "vf_features_extractor", extractor)
-        value_linears = [m for m in target.mlp_extractor.value_net if isinstance(m, torch.nn.Linear)]
-        if value_features and value_extractor is not extractor and \
-                [m.weight.shape for m in value_linears] == [m.weight.shape for m in linears]:
-            fill(value_extractor, value_linears)
-
-
-def _compact_input_stage(extractor) -> dict:
-    """A CompactExtractor's embedding and its index floats as ascending (start, stop) ranges."""
-    # _indices is the extractor's own record of the floats it embeds (ascending, the order of its embeddings)
-    indices = extractor._indices.cpu().numpy()
-    breaks = np.flatnonzero(np.diff(indices) != 1) + 1
-    slices = np.stack([indices[np.r_[0, breaks]], indices[np.r_[breaks - 1, len(indices) - 1]] + 1], axis=1)
-    return {"embedding": extractor.embedding.weight.detach().cpu().numpy().copy(), "index_slices": slices}
-
-
 def check_model_path(path) -> Path:
     """``path`` as a Path if it names a ``.npz`` export; a ModelFormatError for an SB3 ``.zip`` or another type.
 
     SB3 ``.zip`` checkpoints are refused: loading one unpickles parts of it, which runs any code a crafted
     file carries, so no agent spec, config or saved game may name one. Every checkpoint ``packetrow
-    train`` writes has its ``.npz`` export beside it; ``export_policy(MaskablePPO.load(...))`` converts a
-    checkpoint you trust yourself.
+    train`` writes has its ``.npz`` export beside it; ``packetrow_train.policy_export.export_policy`` converts a
+    checkpoint you trust yourself, once loaded.
     """
     if not isinstance(path, (str, os.PathLike)) or not str(path):
         raise ModelFormatError(f"a model path must be a file name, got {path!r}")
@@ -669,3 +535,19 @@ class ActionModel:
 def action_model(agent) -> ActionModel:
     """The callable ``packetrow_env.belief.starting_contract_posterior`` takes as a seat's policy, for ``agent``."""
     return ActionModel(agent)
+
+
+# export_policy, export_value and import_policy moved to training, packetrow_train.policy_export (issue #46): the
+# old names keep working until 0.5.0, with a DeprecationWarning. Their module is imported by name only when an old
+# name is asked for, so that the agents layer keeps no import of training (the layers of docs/design.md).
+_MOVED = {name: "packetrow_train.policy_export" for name in ("export_policy", "export_value", "import_policy")}
+
+
+def __getattr__(name: str):
+    """A moved name: warn, then return the object from its new module."""
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    home = _MOVED[name]
+    warnings.warn(f"{__name__}.{name} moved to {home}.{name}; the old name goes in packetrow 0.5.0",
+                  DeprecationWarning, stacklevel=2)
+    return getattr(importlib.import_module(home), name)

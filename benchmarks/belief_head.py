@@ -20,13 +20,14 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from packetrow_agents.policy import PolicyAgent, action_model, export_policy
+from packetrow_agents.policy import PolicyAgent, action_model
 from packetrow_env import Game, belief
 from packetrow_env.seat_view import SeatView
 from packetrow_env.vector import VectorGame
 from packetrow_env.vector.learner import starting_contract_labels
 from packetrow_train.belief_head import OPPONENTS
 from packetrow_train.config import config_from_dict, read_config
+from packetrow_train.policy_export import export_policy
 from packetrow_train.selfplay import train
 
 

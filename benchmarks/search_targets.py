@@ -25,10 +25,10 @@ import torch
 from tqdm import tqdm
 
 import packetrow_env
-from packetrow_agents.policy import export_policy
 from packetrow_agents.registry import make_agent
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
+from packetrow_train.policy_export import export_policy
 from packetrow_train.rollout import RolloutPPO
 from packetrow_arena.tournament import positive_int as positive, run_tournament
 

@@ -8,7 +8,7 @@ pytest.importorskip("sb3_contrib")
 import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 
-from packetrow_agents.policy import export_policy  # noqa: E402
+from packetrow_train.policy_export import export_policy  # noqa: E402
 from packetrow_env import knowledge  # noqa: E402
 from packetrow_env.vector import VectorGame  # noqa: E402
 from packetrow_env.vector.learner import random_legal, starting_contract_labels  # noqa: E402

@@ -23,7 +23,7 @@ def test_fast_tanh_matches_torch_tanh_in_value_and_gradient():
 
 
 def test_a_trained_configs_policy_uses_it_and_exports_as_tanh():
-    from packetrow_agents.policy import export_policy
+    from packetrow_train.policy_export import export_policy
     from packetrow_train.config import config_from_dict
     from packetrow_train.rollout import RolloutPPO
     from packetrow_train.selfplay import _policy_kwargs, make_vec_env

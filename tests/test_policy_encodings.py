@@ -201,7 +201,7 @@ def test_export_matches_the_torch_policy_on_real_observations(encoding, first, s
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from packetrow_agents.policy import export_policy, export_value, import_policy
+    from packetrow_train.policy_export import export_policy, export_value, import_policy
     from packetrow_train.compact_extractor import compact_policy_kwargs
 
     class AllSeats(gym.Env):

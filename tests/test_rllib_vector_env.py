@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("stable_baselines3")
 
-from packetrow_agents.policy import export_policy  # noqa: E402
+from packetrow_train.policy_export import export_policy  # noqa: E402
 from packetrow_env.vector.learner import Ended, random_legal  # noqa: E402
 from packetrow_train.pool import OpponentPool  # noqa: E402
 from packetrow_train.rllib_vector_env import LearnerVectorEnv, learner_win_shares  # noqa: E402

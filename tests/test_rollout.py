@@ -11,8 +11,9 @@ pytest.importorskip("sb3_contrib")
 
 import torch  # noqa: E402
 
-from packetrow_agents.policy import NumpyPolicy, export_policy  # noqa: E402
+from packetrow_agents.policy import NumpyPolicy  # noqa: E402
 from packetrow_train.config import config_from_dict  # noqa: E402
+from packetrow_train.policy_export import export_policy  # noqa: E402
 from packetrow_train import rollout_process  # noqa: E402
 from packetrow_train.rollout import LeanMaskablePolicy, LeanRolloutBuffer, RolloutPPO, _forward, _sample  # noqa: E402
 from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer  # noqa: E402

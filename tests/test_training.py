@@ -12,7 +12,7 @@ pytest.importorskip("sb3_contrib")
 
 from packetrow_agents import HeuristicAgent, RandomAgent  # noqa: E402
 from packetrow_agents import policy as policy_module  # noqa: E402
-from packetrow_agents.policy import ModelFormatError, ModelNotFoundError, NumpyPolicy, PolicyAgent, export_policy  # noqa: E402
+from packetrow_agents.policy import ModelFormatError, ModelNotFoundError, NumpyPolicy, PolicyAgent  # noqa: E402
 from packetrow_agents.registry import make_agent  # noqa: E402
 from packetrow_env import actions  # noqa: E402
 from packetrow_env.env import final_rewards  # noqa: E402
@@ -22,6 +22,7 @@ from packetrow_env.observation import encoder  # noqa: E402
 from packetrow_env.wrappers import SingleAgentEnv  # noqa: E402
 from packetrow_env.seat_view import SeatView
 from packetrow_cli.main import main  # noqa: E402
+from packetrow_train.policy_export import export_policy  # noqa: E402
 from packetrow_train.pool import OpponentPool  # noqa: E402
 from packetrow_train.config import ConfigError, config_from_dict, load_config  # noqa: E402
 from packetrow_train.selfplay import _ppo_kwargs, train  # noqa: E402

@@ -8,7 +8,7 @@ pytest.importorskip("sb3_contrib")
 from sb3_contrib import MaskablePPO  # noqa: E402
 from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported  # noqa: E402
 
-from packetrow_agents.policy import export_policy  # noqa: E402
+from packetrow_train.policy_export import export_policy  # noqa: E402
 from packetrow_env.scoring import final_rewards  # noqa: E402
 from packetrow_env.vector.learner import random_legal  # noqa: E402
 from packetrow_train.pool import OpponentPool  # noqa: E402

@@ -74,6 +74,13 @@ class CompactExtractor(BaseFeaturesExtractor):
             return self.activation(self.rest_layer(rest) + self.embedded_layer(embedded))
         return torch.cat([embedded, rest], dim=1)
 
+    def index_ranges(self) -> np.ndarray:
+        """int64[k, 2]: the index floats it embeds as ascending (start, stop) ranges, adjacent ones merged: the
+        ``index_slices`` of the numpy policy exported from it."""
+        indices = self._indices.cpu().numpy()
+        breaks = np.flatnonzero(np.diff(indices) != 1) + 1
+        return np.stack([indices[np.r_[0, breaks]], indices[np.r_[breaks - 1, len(indices) - 1]] + 1], axis=1)
+
     def first_layer(self) -> tuple[np.ndarray, np.ndarray] | None:
         """With ``hidden``: the first layer as one (weight float32[features, hidden], bias) on the features of
         the ``hidden=0`` extractor (embeddings in order, then the plain floats), for exports; else None."""

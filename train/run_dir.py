@@ -18,9 +18,8 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from packetrow_agents.policy import export_policy
-
 from .config import ConfigError, TrainConfig
+from .policy_export import export_policy
 
 # what packetrow train writes into its output directory (deleted by --overwrite before a fresh run)
 RUN_FILES = ("config.yaml", "versions.yaml", "model.zip", "model.npz", "eval.csv", "curve.png")

@@ -30,12 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
-from packetrow_agents.policy import NumpyPolicy, import_policy
+from packetrow_agents.policy import NumpyPolicy
 from packetrow_env.env import final_rewards
 from packetrow_env.wrappers import SingleAgentEnv
 
 from .config import ConfigError, TrainConfig, check_config
 from .evaluation import evaluate_model
+from .policy_export import import_policy
 from .pool import OpponentPool
 from .run_dir import (append_eval_rows, environment_versions, export_model, model_metadata, prepare_out,
                       resume_snapshots, save_model, snapshot_path, step_name, write_yaml)
