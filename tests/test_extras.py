@@ -20,7 +20,6 @@ PROJECT = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.tom
 EXTRAS_OF = {
     "packetrow_env": (),
     "packetrow_agents": (),
-    "packetrow_agents.policy": ("train",),  # its SB3 export, until that moves to training
     "packetrow_arena": ("cli", "train"),
     "packetrow_cli": (),
     "packetrow_models": (),
