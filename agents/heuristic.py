@@ -10,7 +10,8 @@ from packetrow_env.cards import (ASSISTANT, BANKER, BUILDING, CAPTAIN, CONTRACT,
 from packetrow_env.scoring import leader_banker_points, time_left
 from packetrow_env.state import CHOOSE_BOARD, MUST_TAKE, PAY
 
-from .base import Agent, act_each
+from .base import Agent
+from .compiled_opponent import HEURISTIC, CompiledOpponent
 from .heuristic_weights import (VP, UNIT_PRICE, ASSISTANT_SPEND, MISSING_UNIT, NO_SHIP, BANKER_LEAD, BANKER_TRAILING,
                                 LEAD_MARGIN, RESERVE_WEIGHT, FLEXIBILITY, SPENT_VALUE,
                                 ASSISTANT_VALUE, SWITCH_COST, TIME_FLOOR, UNAFFORDABLE,
@@ -128,9 +129,7 @@ class HeuristicAgent(Agent):
     @classmethod
     def act_batch(cls, agents, turns) -> np.ndarray:
         """Each agent's turns in one compiled call (``heuristic_batch.heuristic_actions``: these rules on each
-        seat's view), exact ties broken by ``turns.rng``; a subclass, which may change the rules, game by game."""
-        if cls is not HeuristicAgent:
-            return act_each(agents, turns)
+        seat's view), exact ties broken by ``turns.rng``."""
         from .heuristic_batch import heuristic_actions  # numba compiles only where games are batched
 
         out = np.zeros(len(turns), np.int64)
@@ -138,6 +137,10 @@ class HeuristicAgent(Agent):
             out[k] = heuristic_actions(part.games, part.rows, part.observation_mode, part.rng, agents[j].threshold,
                                        part.masks)
         return out
+
+    def compiled_form(self, observation_mode: str, observation_encoding: str, observation_size: int):
+        """These rules with this threshold, on each seat's view (the kernel's compiled heuristic)."""
+        return CompiledOpponent(HEURISTIC, threshold=float(self.threshold))
 
     # --------------------------------------------------------------- act
     def act(self, view) -> int:

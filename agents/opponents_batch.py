@@ -5,20 +5,23 @@ and in 4-player games that is about eleven rounds of opponent moves per learner 
 dozen numpy and numba calls when every round goes through ``act_batch`` (docs/experiments.md's profile:
 most of the opponents' time was those calls). ``OpponentKernel.move`` instead plays each game, in one numba
 call, until its learner is to act, the game is over or the seat to act holds an agent without a compiled
-form: random players (a uniform legal action), ``HeuristicAgent`` (its compiled rules,
-``heuristic_batch.decide``) and snapshot policies (the compact observation, ``observe_compact.encode_rows``, and
-their stacked weights, ``policy_batch.stack_logits``). Those are the same kernels the batched agents use, so a
-move is the agent's; only the random numbers come from numba's own generator (seeded from the caller's
-generator at every call), so runs reproduce but follow other random streams than ``act_batch``
-(tests/test_opponents_batch.py compares both).
+form. An agent's compiled form is its part of the agent protocol (``compiled_form``, a ``CompiledOpponent``):
+random players (a uniform legal action), the heuristic (its compiled rules, ``heuristic_batch.decide``) and snapshot
+policies (the compact observation, ``observe_compact.encode_rows``, and their stacked weights,
+``policy_batch.stack_logits``). Those are the same kernels the batched agents use, so a move is the agent's; only the
+random numbers come from numba's own generator (seeded from the caller's generator at every call), so runs
+reproduce but follow other random streams than ``act_batch`` (tests/test_opponents_batch.py compares both).
+``OpponentKernel`` is the compiled mover of ``packetrow_env.vector.opponents.OpponentTable``.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numba
 import numpy as np
 
-from packetrow_env import actions
+from packetrow_env.agent_protocol import compiled_form
 from packetrow_env.knowledge import check_mode, hides_held_starting_contracts
 from packetrow_env.scoring import CLOCK_DECK, TIME_SCALE
 from packetrow_env.state import HAND, OVER
@@ -27,37 +30,24 @@ from packetrow_env.vector.observe_compact import CompactBatchEncoder, encode_row
 
 from . import heuristic_batch as hb
 from . import heuristic_weights
+from .compiled_opponent import ELSEWHERE, HEURISTIC, POLICY, RANDOM
 from .policy_batch import PolicyStack, same_architecture as _same, stack_logits
 
 __all__ = ["ELSEWHERE", "HEURISTIC", "POLICY", "RANDOM", "OpponentKernel", "kind_of"]
 
 _JIT = dict(cache=True, nogil=True)
 
-# How an entry (one agent of the table) moves: ELSEWHERE is left to the caller (no compiled form).
-ELSEWHERE, RANDOM, HEURISTIC, POLICY = range(4)
 # What move() reports per game.
 LEARNER, OTHER_AGENT, NEEDS_ROOM = range(3)
 
 
 def kind_of(agent, observation_mode: str, observation_encoding: str, observation_size: int) -> int:
-    """How ``agent`` moves in the kernel: RANDOM, HEURISTIC, POLICY (a policy reading the compact observation of
-    this mode, the batch's layout, with every action as an output) or ELSEWHERE."""
-    from .heuristic import HeuristicAgent
-    from .policy import PolicyAgent
-    from .random_agent import RandomAgent
-
-    cls = type(agent)
-    if cls is RandomAgent:
-        return RANDOM
-    if cls is HeuristicAgent:
-        return HEURISTIC
-    if cls is PolicyAgent:
-        policy = agent.policy
-        if (observation_encoding == "compact" and policy.observation_encoding == "compact"
-                and agent.observation_mode == observation_mode and policy.observation_size == observation_size
-                and policy.num_actions == actions.NUM_ACTIONS):
-            return POLICY
-    return ELSEWHERE
+    """Deprecated (to be removed in 0.5): the kind of ``agent``'s compiled form, ELSEWHERE where it has none; read
+    ``packetrow_env.agent_protocol.compiled_form`` instead."""
+    warnings.warn("opponents_batch.kind_of is deprecated: use packetrow_env.agent_protocol.compiled_form",
+                  DeprecationWarning, stacklevel=2)
+    form = compiled_form(agent, observation_mode, observation_encoding, observation_size)
+    return ELSEWHERE if form is None else form.kind
 
 
 class OpponentKernel:
@@ -78,21 +68,22 @@ class OpponentKernel:
 
     def set_agents(self, agents) -> None:
         """The table's agents, entry ids in order (a batch's ``assigned`` holds these ids; -1: the learner)."""
-        kinds = [kind_of(a, self.mode, self.encoding, self.observation_size) for a in agents]
-        self.kinds = np.array(kinds, dtype=np.int64)
+        forms = [compiled_form(a, self.mode, self.encoding, self.observation_size) for a in agents]
+        self.kinds = np.array([ELSEWHERE if form is None else form.kind for form in forms], dtype=np.int64)
         params = np.zeros((len(agents), len(hb.agent_parameters(0.0))), np.float64)
         stack_ids = np.full(len(agents), -1, np.int64)
         deterministic = np.zeros(len(agents), np.bool_)
         policies = []
-        for e, (agent, kind) in enumerate(zip(agents, kinds)):
+        for e, form in enumerate(forms):
+            kind = self.kinds[e]
             if kind == HEURISTIC:
-                params[e] = hb.agent_parameters(float(agent.threshold))
-            elif kind == POLICY and policies and not _same(policies[0], agent.policy):
+                params[e] = hb.agent_parameters(float(form.threshold))
+            elif kind == POLICY and policies and not _same(policies[0], form.policy):
                 self.kinds[e] = ELSEWHERE  # one stack holds one architecture (a run's snapshots share theirs)
             elif kind == POLICY:
                 stack_ids[e] = len(policies)
-                deterministic[e] = agent.deterministic
-                policies.append(agent.policy)
+                deterministic[e] = form.deterministic
+                policies.append(form.policy)
         stack = PolicyStack(policies) if policies else None
         self._params, self._stack_ids, self._deterministic = params, stack_ids, deterministic
         self._stack = _stack_arrays(stack, self.observation_size)

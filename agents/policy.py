@@ -39,6 +39,7 @@ from packetrow_env.compact_observation import ENCODINGS, encoder_for  # observat
 from packetrow_env.seat_view import covers
 
 from .base import Agent, act_each
+from .compiled_opponent import POLICY, CompiledOpponent
 
 FORMAT_VERSION = 2  # the newest format written (for compact policies; onehot ones are written as format 1)
 ACTIVATIONS = ("tanh", "relu")
@@ -498,6 +499,16 @@ class PolicyAgent(Agent):
             elif len(ids):
                 out[k] = _forward([agents[j].policy for j in members], part, ids, key[0])
         return out
+
+    def compiled_form(self, observation_mode: str, observation_encoding: str, observation_size: int):
+        """The policy's moves inside the compiled mover, where it reads that batch's vector as it is: the compact
+        observation of its own mode, that size, with an output for every action; None elsewhere."""
+        policy = self.policy
+        if (observation_encoding == "compact" and policy.observation_encoding == "compact"
+                and self.observation_mode == observation_mode and policy.observation_size == observation_size
+                and policy.num_actions == actions.NUM_ACTIONS):
+            return CompiledOpponent(POLICY, policy=policy, deterministic=self.deterministic)
+        return None
 
     @staticmethod
     def _pay_without_outputs(view) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import Agent
+from .compiled_opponent import RANDOM, CompiledOpponent
 
 
 class RandomAgent(Agent):
@@ -45,3 +46,7 @@ class RandomAgent(Agent):
         from packetrow_env.vector.learner import random_legal  # the batched engine loads only for batches
 
         return random_legal(turns.masks, turns.rng)
+
+    def compiled_form(self, observation_mode: str, observation_encoding: str, observation_size: int):
+        """A uniformly random legal action, whatever the batch reads."""
+        return CompiledOpponent(RANDOM)

@@ -1,7 +1,11 @@
-"""A single-agent Gymnasium view of Packet Row for SB3 and friends: the learner plays one seat, opponents the rest."""
+"""A single-agent Gymnasium view of Packet Row for SB3 and friends: the learner plays one seat, opponents the rest.
+
+Opponents move through the agent protocol (``agent_protocol``): each seat's ``act`` on its view.
+"""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import gymnasium
@@ -9,6 +13,7 @@ import numpy as np
 from gymnasium import spaces
 
 from . import actions
+from .agent_protocol import as_agent
 from .cards import resolve
 from .engine import Game, IllegalActionError
 from .env import ILLEGAL_ACTIONS, REWARD_MODES, check_option, final_rewards
@@ -18,13 +23,12 @@ from .state import MAX_PLAYERS, MIN_PLAYERS
 
 
 def choose(opponent, game, seat: int, mode: str = "tracked") -> int:
-    """Ask an opponent for seat's action: an agent object gets the seat's view (``act(SeatView)``), a callable
-    ``f(observation, action_mask)`` the seat's observation in ``mode`` and its mask."""
-    view = SeatView(game, seat, mode)
-    act = getattr(opponent, "act", None)
-    if act is not None:
-        return int(act(view))
-    return int(opponent(view.observation, view.action_mask))
+    """Deprecated (to be removed in 0.5): ``as_agent(opponent).act(SeatView(game, seat, mode))``, the seat's
+    action by an agent or a callable ``f(observation, action_mask)``."""
+    warnings.warn("packetrow_env.wrappers.choose is deprecated: use "
+                  "packetrow_env.agent_protocol.as_agent(opponent).act(SeatView(game, seat, mode))",
+                  DeprecationWarning, stacklevel=2)
+    return int(as_agent(opponent).act(SeatView(game, seat, mode)))
 
 
 class SingleAgentEnv(gymnasium.Env):
@@ -32,9 +36,10 @@ class SingleAgentEnv(gymnasium.Env):
 
     ``opponents`` is one opponent for every other seat, a list with one per other seat (clockwise from
     the learner), or a sampler with ``sample(rng, count) -> list`` called at every reset (an opponent
-    pool). An opponent is an agent object with ``act(view)`` (a SeatView in the env's observation mode) or a
-    callable ``f(observation, action_mask) -> action``; agents with a ``reset(seed)`` method are
-    reseeded from the env's generator each episode, so ``reset(seed=s)`` replays the same episode.
+    pool). An opponent is an agent of the protocol (``agent_protocol.Agent``: ``act(view)``, a SeatView in the
+    env's observation mode) or a callable ``f(observation, action_mask) -> action`` (``agent_protocol.as_agent``);
+    agents with a ``reset(seed)`` method are reseeded from the env's generator each episode, so ``reset(seed=s)``
+    replays the same episode.
     ``num_players`` may be a count or a sequence of counts to draw from each episode.
     ``illegal_action``: "raise" (default) or "penalize" (end the episode with reward -1, as PettingZoo's
     TerminateIllegalWrapper does; gymnasium's ``check_env`` samples unmasked actions and needs it).
@@ -92,7 +97,7 @@ class SingleAgentEnv(gymnasium.Env):
         rng = self.np_random
         n = int(rng.choice(self.counts))
         self.seat = int(rng.integers(n)) if self.seat_choice == "random" else int(self.seat_choice)
-        others = self._opponents_for(n - 1)
+        others = [as_agent(opponent) for opponent in self._opponents_for(n - 1)]
         for opponent in others:
             if hasattr(opponent, "reset"):
                 opponent.reset(int(rng.integers(2**63)))
@@ -113,7 +118,7 @@ class SingleAgentEnv(gymnasium.Env):
         game = self.game
         while not game.is_over and game.current_player != self.seat:
             p = game.current_player
-            game.step(choose(self.seated[p], game, p, self.observation_mode))
+            game.step(int(self.seated[p].act(SeatView(game, p, self.observation_mode))))
 
     def _observation(self) -> np.ndarray:
         return self._encoder.encode(self.game, self.seat, self.observation_mode)

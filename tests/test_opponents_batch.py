@@ -41,7 +41,7 @@ def test_every_compiled_move_is_its_agents_own():
     for _ in range(25):
         games.step(random_legal(games.action_masks(), rng))
     vg, opponents = games.games, games.opponents
-    assert set(opponents._kernel.kinds.tolist()) == {RANDOM, HEURISTIC, POLICY}
+    assert set(opponents.compiled_mover.kinds.tolist()) == {RANDOM, HEURISTIC, POLICY}
     checked = {RANDOM: 0, HEURISTIC: 0, POLICY: 0}
     heuristics = {}
     for i in range(vg.num_games):
@@ -51,7 +51,7 @@ def test_every_compiled_move_is_its_agents_own():
             entry = opponents.assigned[i, seat]
             if entry >= 0:
                 agent = opponents.entries[entry][2]
-                kind = opponents._kernel.kinds[entry]
+                kind = opponents.compiled_mover.kinds[entry]
                 view = SeatView(game, seat, "tracked")
                 if kind == HEURISTIC:
                     recorder = heuristics.setdefault(agent.threshold, RecordingHeuristic(threshold=agent.threshold))

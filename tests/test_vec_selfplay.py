@@ -79,8 +79,8 @@ def test_heuristic_opponents_move_by_one_compiled_call_per_group(monkeypatch):
     """Heuristic opponents (any threshold) are moved by packetrow_agents.heuristic_batch, one call per group and
     step, never game by game: each waiting game gets HeuristicAgent's action on its seat's view (or, at a tie,
     one of the agent's tied options)."""
-    import packetrow_agents.base as base
     import packetrow_agents.heuristic_batch as heuristic_batch
+    import packetrow_env.agent_protocol as agent_protocol
     from packetrow_agents.heuristic import TIE
     from packetrow_env.seat_view import SeatView
     from tests.test_heuristic_batch import RecordingHeuristic
@@ -105,7 +105,7 @@ def test_heuristic_opponents_move_by_one_compiled_call_per_group(monkeypatch):
         return out
 
     monkeypatch.setattr(heuristic_batch, "heuristic_actions", checked)
-    monkeypatch.setattr(base, "SeatView", None)  # the one-game path would fail
+    monkeypatch.setattr(agent_protocol, "SeatView", None)  # the one-game path (Turns.view) would fail
     env = make_env({"heuristic": 1.0, "heuristic:threshold=2": 1.0}, num_envs=8, num_players=(2, 3, 4, 5),
                    compiled=False)  # act()'s path (tests/test_opponents_batch.py: the compiled one)
     play_randomly(env, 60)
@@ -146,7 +146,7 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
     for step in range(4):
         pool.add(perturbed(deeper=not (mixed and step == 3)), step)
     opponents = PoolOpponents(pool, observation_encoding="compact", seed=0, compiled=False)
-    from packetrow_env.vector.learner import LearnerGames, RowObservations
+    from packetrow_env.vector.learner import LearnerGames
     games = LearnerGames(32, num_players=[3, 4], opponents=opponents, seed=1, observation_encoding="compact")
     vg = games.games
     for _ in range(5):  # move some learners and look at the opponents then waiting
@@ -158,7 +158,7 @@ def test_snapshot_opponents_play_their_own_policys_actions(path, monkeypatch):
     masks = vg.legal_action_mask()[waiting]
     # the snapshots' layers are the v1 model's: they read the v1 vector inside the batch's
     observations = compact_encoder().v1_observation(vg.observe("tracked", rows=waiting, encoding="compact"))
-    got = opponents.act(vg, waiting, RowObservations(vg, waiting, "tracked", "compact"), masks)
+    got = opponents.moves(vg, waiting, masks)
     seats = vg.current_player[waiting]
     for k, (i, seat) in enumerate(zip(waiting.tolist(), seats.tolist())):
         policy = opponents.entries[opponents.assigned[i, seat]][2].policy
@@ -204,20 +204,25 @@ def test_a_new_batched_agent_needs_no_edit_of_the_pool(monkeypatch):
     assert {entry[1] for entry in env.opponents.entries} == {"lowest", "random"}
 
 
-def test_batch_method_plays_each_classs_own_act():
-    """A class's act_batch is used only where it plays that class's act: a subclass that changed act, a class
-    without act_batch (duck-typed or Agent's default), and a heuristic subclass move game by game."""
-    from packetrow_agents import HeuristicAgent, ISMCTSAgent, PolicyAgent, RandomAgent
-    from packetrow_agents.base import act_each, batch_method
+def test_each_class_moves_batched_by_the_forms_it_declares():
+    """An agent moves batched by its own class's act_batch; a subclass, which may change the rules, and a class
+    without act_batch (duck-typed or Agent's default) move game by game, and a subclass has no compiled form until it
+    declares one (a heuristic subclass's batch is its own act's moves)."""
+    from packetrow_agents import HeuristicAgent, PolicyAgent, RandomAgent, make_agent
+    from packetrow_agents.base import Agent
+    from packetrow_env.agent_protocol import act_each, batched_form, compiled_form
     from tests.test_heuristic_batch import RecordingHeuristic
     from tests.test_wrappers import RecordingAgent
 
-    assert batch_method(RandomAgent) == RandomAgent.act_batch
-    assert batch_method(HeuristicAgent) == HeuristicAgent.act_batch
-    assert batch_method(PolicyAgent) == PolicyAgent.act_batch and PolicyAgent.batches_together
-    assert batch_method(Lowest) == Lowest.act_batch
-    for cls in (RecordingAgent, ISMCTSAgent, type("Plain", (), {"act": lambda self, view: 0})):
-        assert batch_method(cls) is act_each
+    assert batched_form(RandomAgent()) == (RandomAgent.act_batch, False)
+    assert batched_form(HeuristicAgent()) == (HeuristicAgent.act_batch, False)
+    assert batched_form(PolicyAgent.load()) == (PolicyAgent.act_batch, True)
+    assert batched_form(Lowest()) == (Lowest.act_batch, False)
+    assert batched_form(type("Plain", (), {"act": lambda self, view: 0})()) == (act_each, False)
+    for agent in (RecordingAgent(), make_agent("ismcts:iters=5"), RecordingHeuristic()):
+        method, together = batched_form(agent)
+        assert method.__func__ is Agent.__dict__["act_batch"].__func__ and not together
+        assert compiled_form(agent, "tracked", "compact", 1) is None
     vg, turns = _turns(seed=2)
     agents = [RecordingHeuristic(seed=1), RecordingHeuristic(seed=2)]  # it changes no rule: compare with act
     expected = [agents[p].act(turns.view(k)) for k, p in enumerate(turns.player.tolist())]

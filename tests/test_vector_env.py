@@ -6,28 +6,31 @@ import pytest
 from packetrow_env import actions
 from packetrow_env.observation import encoder
 from packetrow_env.vector.gymnasium_env import PacketRowVectorEnv
-from packetrow_env.vector.learner import LearnerGames, RandomOpponents, random_legal
+from packetrow_env.vector.learner import LearnerGames, UniformRandom, random_legal
+from packetrow_env.vector.opponents import OpponentTable
 
 
-class Recording(RandomOpponents):
-    """Random opponents that check every call: only opponents' seats, each with its own observation."""
+class Recording(UniformRandom):
+    """A random opponent that checks every batch it is asked: only opponents' seats, each with its own observation."""
 
     def __init__(self, learner_games=None):
         super().__init__(1)
         self.owner = learner_games
         self.moves = 0
 
-    def act(self, games, rows, observations, masks):
-        seats = games.current_player[rows]
-        assert (seats >= 0).all()
-        assert (seats != self.owner.learner[rows]).all()  # never the learner's move
+    @classmethod
+    def act_batch(cls, agents, turns):
+        games, rows, seats = turns.games, turns.rows, turns.seats
+        assert (seats >= 0).all() and (seats == games.current_player[rows]).all()
+        assert (seats != agents[0].owner.learner[rows]).all()  # never the learner's move
+        observations = turns.observe()
         assert np.array_equal(observations, games.observe("tracked", rows=rows))
         for k, i in enumerate(rows.tolist()):
             game = games.game(i)
             assert game.current_player == seats[k]
             assert np.array_equal(observations[k], encoder().encode(game, int(seats[k]), "tracked"))
-        self.moves += len(rows)
-        return super().act(games, rows, observations, masks)
+        agents[0].moves += len(rows)
+        return super().act_batch(agents, turns)
 
 
 def test_learner_games_wait_for_the_learner_and_reward_his_seat():
@@ -36,7 +39,7 @@ def test_learner_games_wait_for_the_learner_and_reward_his_seat():
     opponents = Recording()
     lg = LearnerGames(6, num_players=[2, 3, 4, 5], opponents=None, seed=3, reward_mode="vp")
     opponents.owner = lg
-    lg.opponents = opponents
+    lg.opponents = OpponentTable(opponents, seed=1)
     lg.reset()
     rng = np.random.default_rng(0)
     ended_games = 0

@@ -1,11 +1,13 @@
 """Self-play on the batched engine: an SB3 ``VecEnv`` whose slots are learner seats of one VectorGame.
 
 Each slot is one game with one learner seat (``packetrow_env.vector.learner.LearnerGames``); the other seats
-are drawn per game from an ``OpponentPool`` and moved batched by ``PoolOpponents``, through the agents' batch
-protocol (``packetrow_agents.base``: ``act_batch``): all waiting games of all snapshot policies in one compiled
-call (``PolicyAgent``), random opponents in one numpy draw, the heuristic in one compiled call per threshold, and
-agents without a batched form one game at a time (they read a ``SeatView`` of a ``Game``: the one per-game cost
-left, so give them the share the measured throughput allows, benchmarks/training_speed.py).
+are drawn per game from an ``OpponentPool`` and moved by ``PoolOpponents``, an ``OpponentTable`` that speaks to them
+through the agent protocol (``packetrow_env.agent_protocol``, docs/agent_protocol.md): the random, heuristic and
+snapshot seats through their compiled forms, inside one compiled call per round (``opponents_batch``); any other
+agent through ``act_batch``: all waiting games of all snapshot policies in one compiled call (``PolicyAgent``),
+random opponents in one numpy draw, the heuristic in one compiled call per threshold, and agents without a batched
+form one game at a time (they read a ``SeatView`` of a ``Game``: the one per-game cost left, so give them the share
+the measured throughput allows, benchmarks/training_speed.py).
 """
 
 from __future__ import annotations
@@ -13,40 +15,28 @@ from __future__ import annotations
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from packetrow_agents.base import Turns, act_each, batch_method
 from packetrow_agents.opponents_batch import OpponentKernel
 from packetrow_agents.policy import NumpyPolicy
 from packetrow_agents.registry import make_agent
-from packetrow_env.state import MAX_PLAYERS
 from packetrow_env.vector.learner import LearnerGames
+from packetrow_env.vector.opponents import OpponentTable
 
 from .pool import OpponentPool
 
 
-class PoolOpponents:
-    """The opponents of a batch of games, drawn per game and seat from an OpponentPool and moved batched."""
+class PoolOpponents(OpponentTable):
+    """The opponents of a batch of games, drawn per game and seat from an OpponentPool and moved batched;
+    ``compiled``: the random, heuristic and snapshot seats play inside one numba call per round
+    (``packetrow_agents.opponents_batch``), the others, and every seat without a compiled form, through
+    ``act_batch``."""
 
     def __init__(self, pool: OpponentPool, observation_mode: str = "tracked", seed=None,
                  observation_encoding: str = "onehot", compiled: bool = True):
+        # observation_encoding: what the snapshots read (the learner's encoding)
+        super().__init__((), observation_mode, observation_encoding, seed, OpponentKernel if compiled else None)
         self.pool = pool
-        # compiled: the random, heuristic and snapshot seats play inside one numba call per learner step
-        # (packetrow_agents.opponents_batch); the others, and every seat without it, through act()
-        self.compiled = compiled
-        self._kernel = None
-        self._kernel_entries = -1
-        self.observation_mode = observation_mode
-        self.observation_encoding = observation_encoding  # what the snapshots read (the learner's encoding)
-        self.rng = np.random.default_rng(seed)
         self.entries: list = []  # id -> ("snapshot" | "agent", name, agent)
         self._ids: dict = {}
-        # the entries moved by one act_batch call each: (method, agents); a class that batches together is one
-        # group, any other agent its own; groups that batch together move first (Agent.batches_together)
-        self._batches: list[tuple] = []
-        self._together: dict[type, int] = {}  # agent class -> its group
-        self._order: list[int] = []
-        self._group = np.zeros(0, np.int64)  # by entry id
-        self._position = np.zeros(0, np.int64)  # by entry id: the index of its agent in its group
-        self.assigned = np.zeros((0, MAX_PLAYERS), np.int64)
         self.previous: dict[int, list[str]] = {}  # game -> the names of its last opponents, kept at a re-deal
 
     def _entry(self, source: str, index) -> int:
@@ -59,71 +49,21 @@ class PoolOpponents:
         if found is None:  # a new agent only for a new key (a PolicyAgent per seat drawn cost 8 us a learner step)
             entry = (("snapshot", f"snapshot@{step}", self.pool.snapshot_agent(index)) if index is not None
                      else ("agent", source, make_agent(source, 0)))
-            found = self._ids[key] = len(self.entries)
+            found = self._ids[key] = self.join(entry[2])
             self.entries.append(entry)
-            self._join(entry[2])
         return found
-
-    def _join(self, agent) -> None:
-        """Put a new entry's agent in its batch group (see ``_batches``)."""
-        cls = type(agent)
-        method = batch_method(cls)
-        together = getattr(cls, "batches_together", False) and method is not act_each
-        group = self._together.get(cls) if together else None
-        if group is None:
-            group = len(self._batches)
-            self._batches.append((method, []))
-            if together:
-                self._together[cls] = group
-            self._order = sorted(range(len(self._batches)), key=lambda g: g not in self._together.values())
-        agents = self._batches[group][1]
-        self._group = np.append(self._group, group)
-        self._position = np.append(self._position, len(agents))
-        agents.append(agent)
 
     def seat(self, rows, num_players, learner_seats) -> None:
         """Draw the opponents of freshly dealt games ``rows``: one pool draw per opponent seat."""
         rows = np.asarray(rows)
-        if len(rows) and rows.max() >= len(self.assigned):
-            grown = np.full((rows.max() + 1, MAX_PLAYERS), -1, np.int64)
-            grown[:len(self.assigned)] = self.assigned
-            self.assigned = grown
-        for i in rows.tolist():
-            self.previous[i] = [self.entries[e][1] for e in self.assigned[i].tolist() if e >= 0]
-        self.assigned[rows] = -1
+        for i, before in zip(rows.tolist(), self.vacate(rows).tolist()):
+            self.previous[i] = [self.entries[e][1] for e in before if e >= 0]
         total = int(np.sum(num_players)) - len(rows)
         drawn = iter(self.pool.draw(self.rng, total))
         for i, n, learner in zip(rows.tolist(), np.asarray(num_players).tolist(), np.asarray(learner_seats).tolist()):
             for q in range(n):
                 if q != learner:
                     self.assigned[i, q] = self._entry(*next(drawn))
-
-    def move_compiled(self, games) -> None:
-        """Play every game's compiled seats (random, heuristic, snapshots) up to its learner or another agent."""
-        if not self.compiled:
-            return
-        if self._kernel is None:
-            self._kernel = OpponentKernel(games.cards, self.observation_mode, self.observation_encoding)
-        if self._kernel_entries != len(self.entries):
-            self._kernel.set_agents([entry[2] for entry in self.entries])
-            self._kernel_entries = len(self.entries)
-        self._kernel.move(games, self.assigned, self.rng)
-
-    def act(self, games, rows, observations, masks) -> np.ndarray:
-        """One action per waiting game: each batch group's games in one ``act_batch`` call (the agents encode the
-        observations they read, ``observations`` is not needed)."""
-        seats = games.current_player[rows]
-        ids = self.assigned[rows, seats]
-        groups = self._group[ids]
-        out = np.zeros(len(rows), np.int64)
-        for group in self._order:
-            k = np.flatnonzero(groups == group)
-            if len(k):
-                method, agents = self._batches[group]
-                turns = Turns(games, rows[k], seats[k], self._position[ids[k]], masks[k], self.observation_mode,
-                              self.observation_encoding, self.rng)
-                out[k] = method(agents, turns)
-        return out
 
 
 class SelfPlayVecEnv(VecEnv):

@@ -3,17 +3,14 @@
 This is the core the vectorised training envs share (``gymnasium_env.PacketRowVectorEnv``, the SB3
 ``VecEnv`` of packetrow_train): after every call, each game waits for its learner (a game that ended is
 re-dealt at once, with a new player count and learner seat, and its opponents play up to the learner's
-first move). Opponents are one object with ``act(games, rows, observations, masks) -> actions`` for the
-games ``rows`` whose player to act is not the learner, and ``seat(rows, num_players, learner_seats)``
-called when those games are dealt (to draw who sits where). ``observations`` is a ``RowObservations``: the
-rows' observations, encoded when indexed, so that opponents that do not read them (random, scripted) cost no
-encoding. Opponents may also have ``move_compiled(games)``, which plays the seats it can up to each game's learner
-(or another agent) in one call before every round (``packetrow_train``'s ``PoolOpponents``).
-``RandomOpponents`` plays uniformly at random.
+first move). The opponents are an ``opponents.OpponentTable``, which seats agents of the agent protocol when
+games are dealt and moves them, batched, until each game waits for its learner; ``LearnerGames`` also takes an
+agent or a list of agents (seated as ``OpponentTable`` seats them) and, by default, ``RandomOpponents``.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -23,20 +20,32 @@ from ..knowledge import check_mode
 from ..scoring import REWARD_MODES
 from ..state import MAX_PLAYERS, MIN_PLAYERS
 from . import VectorGame
+from .opponents import OpponentTable
 
 
-class RandomOpponents:
-    """Every opponent plays a uniformly random legal action (one numpy draw over the waiting games)."""
+class UniformRandom:
+    """An agent that plays a uniformly random legal action: one draw per game, or one draw over a batch."""
+
+    name = "uniform"
 
     def __init__(self, seed=None):
         self.rng = np.random.default_rng(seed)
 
-    def seat(self, rows, num_players, learner_seats) -> None:
-        """Nothing to draw: every opponent is the same."""
+    def act(self, view) -> int:
+        """A uniformly random legal action of ``view``'s seat."""
+        return int(random_legal(view.action_mask[None], self.rng)[0])
 
-    def act(self, games, rows, observations, masks) -> np.ndarray:
-        """A uniformly random legal action per row."""
-        return random_legal(masks, self.rng)
+    @classmethod
+    def act_batch(cls, agents, turns) -> np.ndarray:
+        """A uniformly random legal action per turn, in one draw from ``turns.rng``."""
+        return random_legal(turns.masks, turns.rng)
+
+
+class RandomOpponents(OpponentTable):
+    """Every opponent plays a uniformly random legal action (one numpy draw over the waiting games)."""
+
+    def __init__(self, seed=None):
+        super().__init__(UniformRandom(seed), seed=seed)
 
 
 def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -57,10 +66,13 @@ def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 class RowObservations:
-    """The observations of games ``rows`` for their players to act, encoded when indexed (``obs[k]``,
+    """Deprecated (to be removed in 0.5; opponents read their own observations, ``agent_protocol.Turns.observe``):
+    the observations of games ``rows`` for their players to act, encoded when indexed (``obs[k]``,
     ``obs[index_array]``) or converted (``np.asarray(obs)``)."""
 
     def __init__(self, games: VectorGame, rows: np.ndarray, mode: str, encoding: str):
+        warnings.warn("RowObservations is deprecated: opponents read their turns' observations (Turns.observe)",
+                      DeprecationWarning, stacklevel=2)
         self.games, self.rows, self.mode, self.encoding = games, rows, mode, encoding
 
     def __len__(self) -> int:
@@ -90,7 +102,12 @@ class Ended(NamedTuple):
 
 class LearnerGames:
     """``num_games`` games with one learner seat each; ``step(actions)`` plays the learners' moves and then the
-    opponents' until every game waits for its learner again."""
+    opponents' until every game waits for its learner again.
+
+    ``opponents``: an ``OpponentTable``; an agent (every opponent seat) or a list of agents (one per opponent seat,
+    clockwise from the learner), agents of the protocol or callables ``f(observation, action_mask)``, which read
+    ``observation_mode`` and ``observation_encoding``; or None, ``RandomOpponents``.
+    """
 
     def __init__(self, num_games: int, num_players=4, opponents=None, observation_mode: str = "tracked",
                  reward_mode: str = "rank", seed=None, cards=None, observation_encoding: str = "onehot"):
@@ -102,9 +119,11 @@ class LearnerGames:
         self.observation_mode = observation_mode
         self.encoding = observation_encoding
         self.reward_mode = reward_mode
-        self.opponents = RandomOpponents(seed) if opponents is None else opponents
-        # what the opponents read: their own encoding where they say one (snapshots of this learner do)
-        self.opponent_encoding = getattr(self.opponents, "observation_encoding", self.encoding)
+        if opponents is None:
+            opponents = RandomOpponents(seed)
+        elif not isinstance(opponents, OpponentTable):
+            opponents = OpponentTable(opponents, observation_mode, observation_encoding, seed)
+        self.opponents = opponents
         self.rng = np.random.default_rng(seed)
         counts, seeds = self._draw(num_games)
         self.games = VectorGame(counts, seeds=seeds, cards=cards)
@@ -170,21 +189,7 @@ class LearnerGames:
 
     def _advance(self) -> None:
         """Opponents move, batched, until every game waits for its learner."""
-        vg = self.games
-        move_compiled = getattr(self.opponents, "move_compiled", None)
-        while True:
-            if move_compiled is not None:  # the seats it can play, in one compiled call (see the module docstring)
-                move_compiled(vg)
-            player = vg.current_player
-            waiting = (player >= 0) & (player != self.learner)
-            if not waiting.any():
-                return
-            rows = np.flatnonzero(waiting)
-            observations = RowObservations(vg, rows, self.observation_mode, self.opponent_encoding)
-            masks = vg.legal_action_mask()[rows]
-            acts = np.zeros(self.num_games, np.int64)
-            acts[rows] = self.opponents.act(vg, rows, observations, masks)
-            vg.step(acts, where=waiting)
+        self.opponents.play(self.games, self.learner)
 
 
 def starting_contract_labels(games: VectorGame, mode: str = "tracked") -> np.ndarray:
