@@ -26,6 +26,8 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
+from packetrow_env.compact_observation import encoder
+
 EMBED_DIM = 8
 
 
@@ -93,7 +95,6 @@ class CompactExtractor(BaseFeaturesExtractor):
 def extractor_kwargs(cards=None, embed_dim: int = EMBED_DIM, hidden: int = 0,
                      activation_fn: type[nn.Module] = nn.Tanh) -> dict:
     """``features_extractor_kwargs`` for a catalogue's compact observation (the default catalogue when None)."""
-    from packetrow_env.compact_observation import encoder
     compact = encoder(cards)
     return {"index_slices": tuple((s.start, s.stop) for s in compact.index_slices), "num_types": compact.num_types,
             "embed_dim": embed_dim, "hidden": hidden, "activation_fn": activation_fn}

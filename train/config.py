@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
+import yaml
+
 from packetrow_agents.registry import parse_spec
 from packetrow_env.compact_observation import ENCODINGS
 from packetrow_env.env import REWARD_MODES
@@ -369,8 +371,6 @@ def resolve_config(path) -> Path:
 
 def read_config(path) -> tuple[Path, object]:
     """The resolved path and the parsed YAML data of a config (not yet checked)."""
-    import yaml  # the [train] extra: the core install's command line runs without it
-
     path = resolve_config(path)
     try:
         return path, yaml.safe_load(path.read_text())

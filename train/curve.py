@@ -13,14 +13,13 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 PLOTTED = {"timesteps", "opponent", "num_players", "win_rate", "win_low", "win_high"}  # eval.csv columns drawn
 
 
 def training_win_rates(run: Path) -> dict[int, tuple[list[int], list[float]]]:
     """{player count: (steps, win rates)} from the run's TensorBoard logs (empty if it has none)."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
     curves: dict[int, dict[int, float]] = {}
     for directory in sorted((run / "tb").glob("*")):  # a resumed run logs into a new directory
         events = EventAccumulator(str(directory), size_guidance={"scalars": 0})
@@ -53,7 +52,7 @@ def evaluation_rows(run: Path) -> list[dict]:
 
 def plot_run(run, out=None):
     """Draw the run's training curve and evaluations into ``out`` (default RUN/curve.png); returns the path."""
-    import matplotlib
+    import matplotlib  # here, not at the top: the file backend is chosen for this plot, not for every importer
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
+from tqdm import tqdm
 
 from packetrow_agents.policy import NumpyPolicy, PolicyAgent, check_model_path, load_policy
 from packetrow_arena.records import iter_replay, read_records
-from packetrow_env.seat_view import SeatView
-
 from packetrow_arena.tournament import positive_int
+from packetrow_env.seat_view import SeatView
 
 BATCH = 256
 
@@ -78,46 +79,48 @@ def recorded_decisions(paths, agent: str, player: PolicyAgent) -> Decisions:
                      np.asarray(games, np.int64))
 
 
-def torch_policy(policy: NumpyPolicy):
-    """A torch module computing ``policy.logits`` with trainable copies of its weights (``TorchPolicy``)."""
-    import torch
+class TorchPolicy(torch.nn.Module):
+    """``NumpyPolicy.logits`` in torch: the compact input stage, the hidden layers, the action layer, with trainable
+    copies of ``policy``'s weights."""
 
-    class TorchPolicy(torch.nn.Module):
-        """``NumpyPolicy.logits`` in torch: the compact input stage, the hidden layers, the action layer."""
+    def __init__(self, policy: NumpyPolicy):
+        super().__init__()
+        self.policy = policy
+        layers = list(zip(policy.weights, policy.biases)) + [(policy.action_weight, policy.action_bias)]
+        self.weights = torch.nn.ParameterList(torch.nn.Parameter(torch.tensor(w)) for w, _ in layers)
+        self.biases = torch.nn.ParameterList(torch.nn.Parameter(torch.tensor(b)) for _, b in layers)
+        self.squash = torch.tanh if policy.activation == "tanh" else torch.relu
+        self.compact = policy.embedding is not None
+        if self.compact:
+            positions = np.arange(policy.observation_size)
+            self.embedding = torch.nn.Parameter(torch.tensor(policy.embedding))
+            self.register_buffer("indices", torch.as_tensor(positions[policy.index_floats]))
+            self.register_buffer("rest", torch.as_tensor(positions[policy.rest_floats]))
 
-        def __init__(self):
-            super().__init__()
-            layers = list(zip(policy.weights, policy.biases)) + [(policy.action_weight, policy.action_bias)]
-            self.weights = torch.nn.ParameterList(torch.nn.Parameter(torch.tensor(w)) for w, _ in layers)
-            self.biases = torch.nn.ParameterList(torch.nn.Parameter(torch.tensor(b)) for _, b in layers)
-            self.squash = torch.tanh if policy.activation == "tanh" else torch.relu
-            self.compact = policy.embedding is not None
-            if self.compact:
-                positions = np.arange(policy.observation_size)
-                self.embedding = torch.nn.Parameter(torch.tensor(policy.embedding))
-                self.register_buffer("indices", torch.as_tensor(positions[policy.index_floats]))
-                self.register_buffer("rest", torch.as_tensor(positions[policy.rest_floats]))
+    def forward(self, x):
+        if self.compact:  # as NumpyPolicy._compact_product: the index floats' embeddings, then the rest
+            index = x[:, self.indices].round().clamp(0, len(self.embedding) - 1).long()
+            x = torch.cat([self.embedding[index].reshape(len(x), -1), x[:, self.rest]], dim=1)
+        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
+            x = x @ w + b
+            if i < len(self.weights) - 1:
+                x = self.squash(x)
+        return x
 
-        def forward(self, x):
-            if self.compact:  # as NumpyPolicy._compact_product: the index floats' embeddings, then the rest
-                index = x[:, self.indices].round().clamp(0, len(self.embedding) - 1).long()
-                x = torch.cat([self.embedding[index].reshape(len(x), -1), x[:, self.rest]], dim=1)
-            for i, (w, b) in enumerate(zip(self.weights, self.biases)):
-                x = x @ w + b
-                if i < len(self.weights) - 1:
-                    x = self.squash(x)
-            return x
+    def export(self, metadata: dict) -> NumpyPolicy:
+        """The module's weights as a NumpyPolicy of the starting policy's kind, with ``metadata``."""
+        policy = self.policy
+        weights = [w.detach().cpu().numpy() for w in self.weights]
+        biases = [b.detach().cpu().numpy() for b in self.biases]
+        return NumpyPolicy(weights[:-1], biases[:-1], weights[-1], biases[-1], policy.activation,
+                           policy.observation_mode, metadata,
+                           self.embedding.detach().cpu().numpy() if self.compact else None,
+                           policy.index_slices if self.compact else None)
 
-        def export(self, metadata: dict) -> NumpyPolicy:
-            """The module's weights as a NumpyPolicy of ``policy``'s kind, with ``metadata``."""
-            weights = [w.detach().cpu().numpy() for w in self.weights]
-            biases = [b.detach().cpu().numpy() for b in self.biases]
-            return NumpyPolicy(weights[:-1], biases[:-1], weights[-1], biases[-1], policy.activation,
-                               policy.observation_mode, metadata,
-                               self.embedding.detach().cpu().numpy() if self.compact else None,
-                               policy.index_slices if self.compact else None)
 
-    return TorchPolicy()
+def torch_policy(policy: NumpyPolicy) -> TorchPolicy:
+    """A torch module computing ``policy.logits`` with trainable copies of its weights."""
+    return TorchPolicy(policy)
 
 
 def check_settings(epochs: int, learning_rate: float, holdout: float) -> None:
@@ -135,8 +138,6 @@ def imitate(decisions: Decisions, policy: NumpyPolicy, epochs: int = 20, learnin
     """(the fine-tuned NumpyPolicy, a report): ``policy`` trained towards ``decisions``' actions, the epoch with the
     lowest held-out cross-entropy kept; the report gives the held-out agreement and cross-entropy before and
     after, the epoch kept and the counts."""
-    import torch
-
     check_settings(epochs, learning_rate, holdout)
     games = np.unique(decisions.games)
     held = max(1, round(holdout * len(games)))
@@ -166,7 +167,6 @@ def imitate(decisions: Decisions, policy: NumpyPolicy, epochs: int = 20, learnin
     optimiser = torch.optim.Adam(model.parameters(), lr=learning_rate)
     epochs_run = range(1, epochs + 1)
     if progress:
-        from tqdm import tqdm
         epochs_run = tqdm(epochs_run, desc="imitate", unit="epoch", file=sys.stderr)
     for epoch in epochs_run:
         order = rng.permutation(train_rows)

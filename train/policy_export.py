@@ -5,16 +5,17 @@
 into a model, the inverse of the export. The features extractor decides the policy's input stage: SB3's
 ``FlattenExtractor`` gives a onehot policy, the trainer's ``CompactExtractor`` a compact one (its embedding and
 index floats become the numpy policy's).
-
-torch, SB3 and the extractor are imported inside the functions: ``packetrow_train.cli`` imports this module
-(through ``run_dir``) and ``packetrow serve`` must start without torch.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import torch
+from stable_baselines3.common.torch_layers import FlattenExtractor
 
 from packetrow_agents.policy import ACTIVATIONS, ModelFormatError, NumpyPolicy
+
+from .compact_extractor import CompactExtractor
 
 
 def export_policy(model, observation_mode: str | None = None, metadata: dict | None = None) -> NumpyPolicy:
@@ -39,11 +40,6 @@ def export_value(model, observation_mode: str | None = None, metadata: dict | No
 
 def _export_network(model, extractor, layers, head, observation_mode, metadata) -> NumpyPolicy:
     """A NumpyPolicy of one network of ``model``: its features extractor, hidden ``layers`` and output ``head``."""
-    import torch
-    from stable_baselines3.common.torch_layers import FlattenExtractor
-
-    from .compact_extractor import CompactExtractor
-
     policy = getattr(model, "policy", model)
     meta = dict(getattr(model, "packetrow_meta", None) or {})
     if hasattr(model, "num_timesteps"):
@@ -92,8 +88,6 @@ def _export_network(model, extractor, layers, head, observation_mode, metadata) 
 
 def _activation_name(module) -> str | None:
     """"tanh" or "relu" for those activation modules (subclasses included, e.g. the trainer's FastTanh), else None."""
-    import torch
-
     return "tanh" if isinstance(module, torch.nn.Tanh) else "relu" if isinstance(module, torch.nn.ReLU) else None
 
 
@@ -104,10 +98,6 @@ def import_policy(model, policy: NumpyPolicy, value_features: bool = True) -> No
     they are separate and shaped alike), so that a warm-started learner's first advantages come from useful
     features; the value head itself keeps its fresh initialisation. The networks must match in shape.
     """
-    import torch
-
-    from .compact_extractor import CompactExtractor
-
     target = getattr(model, "policy", model)
     extractor = getattr(target, "pi_features_extractor", target.features_extractor)
     linears = [m for m in target.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]

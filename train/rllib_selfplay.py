@@ -17,6 +17,9 @@ At the end ``main`` is exported to the project's numpy ``.npz`` (``model.npz``),
 agent is accepted (``ppo:path=runs/NAME/model.npz``) without Ray or torch, and is evaluated with
 seat-rotated games against the config's opponents, as ``packetrow train`` does for SB3.
 
+Ray (the ``[ray]`` extra) is imported by the functions that train, not at the top: the config, its checks and the
+league's decision load without it (the config reference, the tests of the core install).
+
     packetrow train --config configs/rllib_quick.yaml               # a local Ray instance
     packetrow train --config configs/rllib_quick.yaml --ray auto    # the running cluster
 """
@@ -30,7 +33,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+from tqdm import tqdm
+
 from packetrow_agents.policy import ModelFormatError, NumpyPolicy, PolicyAgent
+from packetrow_arena.ray_cluster import import_ray, ray_session
 from packetrow_env.env import REWARD_MODES
 from packetrow_env.observation import MODES
 
@@ -38,8 +45,10 @@ from .config import (ACTIVATIONS, ConfigError, check_agent_specs, check_choice, 
                      check_run_name, load_sections, option)
 from .evaluation import EVAL_SEED_OFFSET, evaluate
 from .pool import OpponentPool, check_mixture
-from packetrow_arena.ray_cluster import import_ray, ray_session
+from .rllib_vector_env import LearnerVectorEnv
 from .run_dir import RLLIB_RUN_FILES, prepare_out, write_yaml
+from .update_threads import single_threaded_openblas
+
 
 @dataclass
 class RLlibEnvConfig:
@@ -216,9 +225,6 @@ def _league_callback(league: League, config: "RLlibConfig"):
 
 def make_env(env_config: dict):
     """The env of one RLlib env runner: ``env_config["num_envs"]`` games of ``LearnerVectorEnv``, its own pool."""
-    from .rllib_vector_env import LearnerVectorEnv
-    from .selfplay import single_threaded_openblas
-
     # for the rest of this runner's process: the snapshot opponents' small numpy products ran 10x slower with
     # OpenBLAS's threads spinning against the learner's on 2 cores (measured, docs/ray.md)
     single_threaded_openblas()
@@ -230,7 +236,6 @@ def make_env(env_config: dict):
 def build_algorithm(config: RLlibConfig):
     """The RLlib PPO algorithm of ``config`` with main's initial weights in every runner's pool (Ray must be
     initialised); (algorithm, league)."""
-    import torch
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -271,8 +276,6 @@ def build_algorithm(config: RLlibConfig):
 
 def export_main(algorithm, config: RLlibConfig, metadata: dict | None = None):
     """``main``'s policy network as the project's NumpyPolicy (plays with numpy alone)."""
-    import torch  # the [ray] extra
-
     module = algorithm.get_module()
     encoder = getattr(module.encoder, "actor_encoder", None) or module.encoder.encoder
     layers = list(encoder.net.mlp) + list(module.pi.net.mlp)
@@ -305,8 +308,6 @@ def train(config: RLlibConfig, out=None, ray_address: str | None = None, progres
 
     ``overwrite``: the run may replace an earlier run's files in ``out`` (refused otherwise).
     """
-    from tqdm import tqdm  # the [ray] extra
-
     import_ray()  # before anything is written: without the extra, only a one-line error
     started = time.perf_counter()
     out = Path(out) if out is not None else Path("runs") / config.name

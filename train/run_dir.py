@@ -18,6 +18,8 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+import yaml
+
 from .config import ConfigError, TrainConfig
 from .policy_export import export_policy
 
@@ -64,8 +66,6 @@ def prepare_out(out: Path, fresh: bool, overwrite: bool, files=RUN_FILES, folder
 
 def write_yaml(path: Path, data: dict) -> None:
     """Write plain data as YAML, keys in their order (config.yaml, versions.yaml)."""
-    import yaml  # the [train] and [ray] extras
-
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 

@@ -29,19 +29,29 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
+import torch
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 from packetrow_agents.policy import NumpyPolicy
+from packetrow_arena.stats import win_shares
+from packetrow_env import cards
 from packetrow_env.env import final_rewards
 from packetrow_env.wrappers import SingleAgentEnv
 
+from .belief_head import BeliefPPO, BeliefPolicy
+from .compact_extractor import compact_policy_kwargs
 from .config import ConfigError, TrainConfig, check_config
 from .evaluation import evaluate_model
+from .fast_tanh import FastTanh
 from .policy_export import import_policy
 from .pool import OpponentPool
+from .rollout import RolloutPPO
 from .run_dir import (append_eval_rows, environment_versions, export_model, model_metadata, prepare_out,
                       resume_snapshots, save_model, snapshot_path, step_name, write_yaml)
-from packetrow_arena.stats import win_shares
-from .update_threads import UpdateThreads
+from .update_threads import UpdateThreads, single_threaded_openblas
+from .vec_selfplay import SelfPlayVecEnv
 
 TRUST_HINT = ("resuming loads an SB3 checkpoint, which unpickles it: a crafted file runs any code it carries. "
               "Resume only from a checkpoint your own run wrote, and say so with --trust-checkpoint")
@@ -74,8 +84,6 @@ def make_pool(config: TrainConfig) -> OpponentPool:
 
 
 def _make_env(config: TrainConfig):
-    from stable_baselines3.common.monitor import Monitor
-
     env = TrainingEnv(config.env.num_players, opponents=make_pool(config),
                       observation_mode=config.env.observation_mode, reward_mode=config.env.reward_mode)
     return Monitor(env)  # episode reward/length for SB3's rollout/ep_rew_mean (the learner's own reward)
@@ -84,10 +92,7 @@ def _make_env(config: TrainConfig):
 def make_vec_env(config: TrainConfig):
     """The training VecEnv: one batched SelfPlayVecEnv of ``env.n_envs`` games, or ``env.n_envs`` Monitor-wrapped
     TrainingEnvs each with its own pool; seeded."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
-
     if config.env.vec_env == "batched":
-        from .vec_selfplay import SelfPlayVecEnv
         vec_env = SelfPlayVecEnv(config.env.n_envs, make_pool(config), config.env.num_players,
                                  config.env.observation_mode, config.env.reward_mode,
                                  observation_encoding=config.env.observation_encoding)
@@ -107,112 +112,105 @@ def make_vec_env(config: TrainConfig):
 
 
 # --------------------------------------------------------------------------- the callback
-def make_callback(config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None):
+class SelfPlayCallback(BaseCallback):
+    """Snapshots into the pools, checkpoints, periodic evaluations, and the learner's episode statistics."""
+
+    def __init__(self, config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None):
+        super().__init__()
+        self.config = config
+        self.out = out
+        self.stop = stop
+        # the learner's last finished episodes (Episode: reward from Monitor, expected from the scores)
+        self.episodes = deque(maxlen=keep_episodes)
+        self._window = deque(maxlen=500)
+        self.evaluations: list[dict] = []
+        self._started = time.perf_counter()
+        self._eval_seconds = 0.0  # evaluations' wall time, left out of train_seconds
+        self._update_threads = UpdateThreads(config.torch_threads, config.update_threads)
+
+    def _schedule(self, every: int) -> int | None:
+        return (self.num_timesteps // every + 1) * every if every else None
+
+    def _on_training_start(self) -> None:
+        self._started = time.perf_counter()
+        self._next_snapshot = self._schedule(self.config.pool.snapshot_every)
+        self._next_checkpoint = self._schedule(self.config.checkpoint.every)
+        self._next_eval = self._schedule(self.config.eval.every)
+
+    def _on_step(self) -> bool:
+        for info in self.locals["infos"]:
+            if "episode" in info:
+                self._record(info)
+        step = self.num_timesteps
+        if self._next_snapshot is not None and step >= self._next_snapshot:
+            add_snapshot(self.model, self.training_env, self.out, self.config)
+            self._next_snapshot = self._schedule(self.config.pool.snapshot_every)
+        if self._next_checkpoint is not None and step >= self._next_checkpoint:
+            save_model(self.model, self.out / "checkpoints" / step_name(step), self.config)
+            self._next_checkpoint = self._schedule(self.config.checkpoint.every)
+        if self._next_eval is not None and step >= self._next_eval:
+            rows = self.evaluate("periodic", self.config.eval.games)
+            self._next_eval = self._schedule(self.config.eval.every)
+            if self.stop is not None and self.stop(rows):
+                return False
+        return True
+
+    def _record(self, info: dict) -> None:
+        seat, scores = info["seat"], info["scores"]
+        win = win_shares(scores)[seat]
+        expected = final_rewards(scores, self.config.env.reward_mode)[seat]
+        record = Episode(info["num_players"], seat, float(info["episode"]["r"]), win, expected,
+                         tuple(info.get("opponents", ())))
+        self.episodes.append(record)
+        self._window.append(record)
+
+    def _on_rollout_start(self) -> None:
+        self._update_threads.after_update()  # the update between two rollouts has ended
+        torch.set_num_threads(self.config.torch_threads)
+
+    def _on_rollout_end(self) -> None:
+        # the PPO update comes next: nothing else of the run works then (update_threads.py)
+        threads = self._update_threads.before_update()
+        torch.set_num_threads(threads)
+        self.logger.record("time/update_threads", threads)
+        if not self._window:
+            return
+        window = list(self._window)
+        self.logger.record("selfplay/win_rate", float(np.mean([e.win for e in window])))
+        for n in sorted({e.num_players for e in window}):
+            self.logger.record(f"selfplay/win_rate_{n}p",
+                               float(np.mean([e.win for e in window if e.num_players == n])))
+        kinds = Counter("snapshot" if name.startswith("snapshot@") else name
+                        for e in window for name in e.opponents)
+        total = sum(kinds.values())
+        for kind, count in sorted(kinds.items()):
+            self.logger.record(f"selfplay/opponent_share_{kind}", count / total)
+
+    def evaluate(self, stage: str, games: int) -> list[dict]:
+        """Evaluate the current policy, log it and append it to eval.csv."""
+        started = time.perf_counter()
+        trained = started - self._started - self._eval_seconds
+        rows = evaluate_model(self.model, self.config, games)
+        step = self.num_timesteps
+        for row in rows:
+            row.update(timesteps=step, stage=stage, train_seconds=round(trained, 1))
+            key = f"eval/{row['opponent']}_{row['num_players']}p"
+            for metric in ("win_rate", "mean_rank", "mean_vp"):
+                self.logger.record(f"{key}/{metric}", row[metric])
+        if stage == "periodic":
+            self.logger.dump(step)
+            summary = ", ".join(f"{r['opponent']} {r['num_players']}p {100 * r['win_rate']:.0f}%" for r in rows)
+            print(f"[eval at {step} steps] learner win rate vs {summary}", file=sys.stderr, flush=True)
+        append_eval_rows(self.out / "eval.csv", rows)
+        self.evaluations += rows
+        self._eval_seconds += time.perf_counter() - started
+        return rows
+
+
+def make_callback(config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None) -> SelfPlayCallback:
     """The training callback: snapshots, checkpoints, evaluations and the learner's episode statistics; ``stop``
     (rows -> bool) ends training after a periodic evaluation whose rows it accepts."""
-    return _callback_class()(config, out, keep_episodes, stop)
-
-
-def _callback_class():
-    # defined on first use so that importing this module (for the CLI) does not import SB3 and torch
-    import torch
-    from stable_baselines3.common.callbacks import BaseCallback
-
-    class _SelfPlayCallback(BaseCallback):
-        """Snapshots into the pools, checkpoints, periodic evaluations, and the learner's episode statistics."""
-
-        def __init__(self, config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None):
-            super().__init__()
-            self.config = config
-            self.out = out
-            self.stop = stop
-            # the learner's last finished episodes (Episode: reward from Monitor, expected from the scores)
-            self.episodes = deque(maxlen=keep_episodes)
-            self._window = deque(maxlen=500)
-            self.evaluations: list[dict] = []
-            self._started = time.perf_counter()
-            self._eval_seconds = 0.0  # evaluations' wall time, left out of train_seconds
-            self._update_threads = UpdateThreads(config.torch_threads, config.update_threads)
-
-        def _schedule(self, every: int) -> int | None:
-            return (self.num_timesteps // every + 1) * every if every else None
-
-        def _on_training_start(self) -> None:
-            self._started = time.perf_counter()
-            self._next_snapshot = self._schedule(self.config.pool.snapshot_every)
-            self._next_checkpoint = self._schedule(self.config.checkpoint.every)
-            self._next_eval = self._schedule(self.config.eval.every)
-
-        def _on_step(self) -> bool:
-            for info in self.locals["infos"]:
-                if "episode" in info:
-                    self._record(info)
-            step = self.num_timesteps
-            if self._next_snapshot is not None and step >= self._next_snapshot:
-                add_snapshot(self.model, self.training_env, self.out, self.config)
-                self._next_snapshot = self._schedule(self.config.pool.snapshot_every)
-            if self._next_checkpoint is not None and step >= self._next_checkpoint:
-                save_model(self.model, self.out / "checkpoints" / step_name(step), self.config)
-                self._next_checkpoint = self._schedule(self.config.checkpoint.every)
-            if self._next_eval is not None and step >= self._next_eval:
-                rows = self.evaluate("periodic", self.config.eval.games)
-                self._next_eval = self._schedule(self.config.eval.every)
-                if self.stop is not None and self.stop(rows):
-                    return False
-            return True
-
-        def _record(self, info: dict) -> None:
-            seat, scores = info["seat"], info["scores"]
-            win = win_shares(scores)[seat]
-            expected = final_rewards(scores, self.config.env.reward_mode)[seat]
-            record = Episode(info["num_players"], seat, float(info["episode"]["r"]), win, expected,
-                             tuple(info.get("opponents", ())))
-            self.episodes.append(record)
-            self._window.append(record)
-
-        def _on_rollout_start(self) -> None:
-            self._update_threads.after_update()  # the update between two rollouts has ended
-            torch.set_num_threads(self.config.torch_threads)
-
-        def _on_rollout_end(self) -> None:
-            # the PPO update comes next: nothing else of the run works then (update_threads.py)
-            threads = self._update_threads.before_update()
-            torch.set_num_threads(threads)
-            self.logger.record("time/update_threads", threads)
-            if not self._window:
-                return
-            window = list(self._window)
-            self.logger.record("selfplay/win_rate", float(np.mean([e.win for e in window])))
-            for n in sorted({e.num_players for e in window}):
-                self.logger.record(f"selfplay/win_rate_{n}p",
-                                   float(np.mean([e.win for e in window if e.num_players == n])))
-            kinds = Counter("snapshot" if name.startswith("snapshot@") else name
-                            for e in window for name in e.opponents)
-            total = sum(kinds.values())
-            for kind, count in sorted(kinds.items()):
-                self.logger.record(f"selfplay/opponent_share_{kind}", count / total)
-
-        def evaluate(self, stage: str, games: int) -> list[dict]:
-            """Evaluate the current policy, log it and append it to eval.csv."""
-            started = time.perf_counter()
-            trained = started - self._started - self._eval_seconds
-            rows = evaluate_model(self.model, self.config, games)
-            step = self.num_timesteps
-            for row in rows:
-                row.update(timesteps=step, stage=stage, train_seconds=round(trained, 1))
-                key = f"eval/{row['opponent']}_{row['num_players']}p"
-                for metric in ("win_rate", "mean_rank", "mean_vp"):
-                    self.logger.record(f"{key}/{metric}", row[metric])
-            if stage == "periodic":
-                self.logger.dump(step)
-                summary = ", ".join(f"{r['opponent']} {r['num_players']}p {100 * r['win_rate']:.0f}%" for r in rows)
-                print(f"[eval at {step} steps] learner win rate vs {summary}", file=sys.stderr, flush=True)
-            append_eval_rows(self.out / "eval.csv", rows)
-            self.evaluations += rows
-            self._eval_seconds += time.perf_counter() - started
-            return rows
-
-    return _SelfPlayCallback
+    return SelfPlayCallback(config, out, keep_episodes, stop)
 
 
 # --------------------------------------------------------------------------- the trainer
@@ -225,19 +223,13 @@ def add_snapshot(model, vec_env, out: Path, config: TrainConfig) -> None:
 
 
 def _policy_kwargs(config: TrainConfig) -> dict:
-    import torch
-
-    from .fast_tanh import FastTanh
-
     activation = {"tanh": FastTanh, "relu": torch.nn.ReLU}[config.ppo.activation]
     kwargs = {"net_arch": list(config.ppo.net_arch), "activation_fn": activation}
     if config.env.observation_encoding == "compact":
-        from .compact_extractor import compact_policy_kwargs
         kwargs = compact_policy_kwargs(hidden=config.ppo.extractor_layer, **kwargs)
     if not config.ppo.share_extractor:  # only then: checkpoints of runs before the key keep loading
         kwargs["share_features_extractor"] = False
     if config.ppo.belief_head:
-        from packetrow_env import cards
         kwargs.update(belief_weight=config.ppo.belief_head, belief_classes=len(cards.load().start_contracts))
     return kwargs
 
@@ -246,9 +238,7 @@ def ppo_class(config: TrainConfig):
     """MaskablePPO with the lean collector (train/rollout.py), or BeliefPPO (train/belief_head.py) with
     ``ppo.belief_head``; and its policy."""
     if config.ppo.belief_head:
-        from .belief_head import BeliefPPO, BeliefPolicy
         return BeliefPPO, BeliefPolicy
-    from .rollout import RolloutPPO
     return RolloutPPO, "MlpPolicy"
 
 
@@ -303,8 +293,6 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
     evaluation's rows (eval.csv's, as dicts); training ends early when it returns True. ``start``: a NumpyPolicy
     whose weights a fresh run's policy (and its value network's hidden layers) start from (``import_policy``).
     """
-    import torch
-
     started = time.perf_counter()
     check_config(config)  # a TrainConfig built in code gets the same checks (the name above all)
     if resume is not None and start is not None:
@@ -384,14 +372,3 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
         torch.distributions.Distribution.set_default_validate_args(validate)
     return TrainResult(model, out, model_path, npz_path, evaluation, callback, time.perf_counter() - started,
                        start_timesteps)
-
-
-def single_threaded_openblas():
-    """A context in which numpy's OpenBLAS (if that is its BLAS) uses one thread.
-
-    Measured: the snapshot opponents' small numpy products leave OpenBLAS's second thread spinning, which took
-    the core that a two-thread PPO update (``update_threads: 2``) needs; one BLAS thread costs the env nothing.
-    """
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController().select(internal_api="openblas").limit(limits=1)

@@ -1,4 +1,5 @@
-"""How many torch threads each PPO update gets: the faster, as measured, of the rollouts' count and a larger one.
+"""How many threads each part of training gets: the PPO update's torch threads (``UpdateThreads``, the faster, as
+measured, of the rollouts' count and a larger one) and numpy's BLAS (``single_threaded_openblas``).
 
 While rollouts are collected the environment steps on the learner's core, and one torch thread is fastest
 there. During the update nothing else of the run works, so a second thread can share the matrix products:
@@ -12,6 +13,8 @@ the other is tried again after 8, 16, 32, ... updates (the interval doubles whil
 from __future__ import annotations
 
 import time
+
+from threadpoolctl import ThreadpoolController
 
 PROBE_EVERY = 8  # updates before the first re-trial of the slower thread count
 
@@ -58,3 +61,12 @@ class UpdateThreads:
             self.interval = self.interval * 2 if self.fastest() == was_fastest else PROBE_EVERY
             self.next_probe = self.updates + self.interval
         self.current = None
+
+
+def single_threaded_openblas():
+    """A context in which numpy's OpenBLAS (if that is its BLAS) uses one thread.
+
+    Measured: the snapshot opponents' small numpy products leave OpenBLAS's second thread spinning, which took
+    the core that a two-thread PPO update (``update_threads: 2``) needs; one BLAS thread costs the env nothing.
+    """
+    return ThreadpoolController().select(internal_api="openblas").limit(limits=1)

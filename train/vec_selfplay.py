@@ -18,6 +18,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from packetrow_agents.opponents_batch import OpponentKernel
 from packetrow_agents.policy import NumpyPolicy
 from packetrow_agents.registry import make_agent
+from packetrow_env.vector.gymnasium_env import PacketRowVectorEnv
 from packetrow_env.vector.learner import LearnerGames
 from packetrow_env.vector.opponents import OpponentTable
 
@@ -75,8 +76,6 @@ class SelfPlayVecEnv(VecEnv):
     def __init__(self, num_envs: int, pool: OpponentPool, num_players=4, observation_mode: str = "tracked",
                  reward_mode: str = "rank", seed=None, cards=None, observation_encoding: str = "onehot",
                  compiled_opponents: bool = True):
-        from packetrow_env.vector.gymnasium_env import PacketRowVectorEnv
-
         spaces_of = PacketRowVectorEnv(1, num_players, observation_mode, reward_mode, seed=0, cards=cards,
                                        observation_encoding=observation_encoding)
         super().__init__(num_envs, spaces_of.single_observation_space, spaces_of.single_action_space)
