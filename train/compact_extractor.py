@@ -10,9 +10,9 @@ with the other floats, which it passes through unchanged:
 With ``hidden`` > 0 it also computes the first hidden layer (shared by the policy and the value network,
 or one each with SB3's ``share_features_extractor=False``: the training config's ``ppo.share_extractor``) as
 two linear maps (of the plain floats and of the embeddings) added: the same function as a linear layer on
-the concatenation, but the gradient is never taken with respect to the plain floats. Measured (benchmarks/
-observation_sizes.py): a trainable embedding feeding SB3's own first layers makes torch compute that input
-gradient over all ~870 features, twice (policy and value), which cost a third of the learner's speed.
+the concatenation, but the gradient is never taken with respect to the plain floats (a trainable embedding
+feeding SB3's own first layers makes torch compute that input gradient over all ~870 features, twice: its cost is
+in docs/benchmarks.md, "Behind the training code's choices").
 
     compact_policy_kwargs(hidden=128, net_arch=[128])   # a 128-128 network whose first layer is shared
     compact_policy_kwargs(hidden=128, net_arch=[128], share_features_extractor=False)  # one first layer each

@@ -1,8 +1,7 @@
 """tanh for the policy networks' CPU training: ``FastTanh``, an ``nn.Tanh`` computed as 2 sigmoid(2x) - 1.
 
-torch's CPU tanh kernel measured 4-6x slower than its sigmoid on the development machine (torch 2.13, 1 thread:
-1,050 against 160 us for 2048x128 floats), about a tenth of quick.yaml's PPO update. The identity gives the same
-function to float32 rounding (within 2e-7), and the backward is torch's own fused tanh backward on the output.
+torch's CPU tanh kernel is slower than its sigmoid (docs/benchmarks.md, "Behind the training code's choices"). The identity gives the same function to float32
+rounding (within 2e-7), and the backward is torch's own fused tanh backward on the output.
 A subclass of ``nn.Tanh``, so everything that reads the activation (exports, the numpy policy) sees tanh.
 """
 

@@ -7,10 +7,8 @@ masked sample and its log-probability in one compiled call (the Gumbel trick on 
 run stays reproducible from SB3's seed), and the env's opponents moved in compiled code
 (``packetrow_agents.opponents_batch``). The update is MaskablePPO's with three shortcuts, the same arithmetic to
 float rounding: the policy's ``evaluate_actions`` without distribution objects (``LeanMaskablePolicy``), each
-minibatch gathered once by torch (``LeanRolloutBuffer``) and Adam's fused kernel. Measured on the
-development machine: the forward costs about 0.6 of SB3's ``policy(obs, action_masks)`` at 128 rows (723 against
-1,256 us); a numba forward of the exported weights (``PolicyStack``) was no faster there. Any other env or policy
-class falls back to SB3's collector.
+minibatch gathered once by torch (``LeanRolloutBuffer``) and Adam's fused kernel (what each saves:
+docs/benchmarks.md, "Behind the training code's choices"). Any other env or policy class falls back to SB3's collector.
 """
 
 from __future__ import annotations
@@ -39,8 +37,7 @@ LOG_PROB_FLOOR = -80.0
 class LeanMaskablePolicy(MaskableActorCriticPolicy):
     """MaskableActorCriticPolicy whose ``evaluate_actions`` (the PPO update's forward) skips the distribution
     objects: the same values, log-probabilities and entropies (to float rounding) in fewer operations, and with
-    no exp() of the masked logits' -1e8 (``LOG_PROB_FLOOR``); measured 15% faster PPO updates for quick.yaml's
-    network."""
+    no exp() of the masked logits' -1e8 (``LOG_PROB_FLOOR``)."""
 
     def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor, action_masks=None):
         """(values, log-probabilities of ``actions``, entropies) under the masked policy, as the parent's."""
@@ -57,13 +54,11 @@ class LeanMaskablePolicy(MaskableActorCriticPolicy):
 
 class LeanRolloutBuffer(MaskableRolloutBuffer):
     """MaskableRolloutBuffer whose minibatches torch gathers from views of its arrays: one copy of each, where
-    SB3 copies twice (numpy's fancy index, then into a tensor); measured 3% of quick.yaml's PPO update. SB3's
-    minibatches, in SB3's order."""
+    SB3 copies twice (numpy's fancy index, then into a tensor). SB3's minibatches, in SB3's order."""
 
     def get(self, batch_size: int | None = None):
         """SB3's minibatches from the same numpy draw, without SB3's first copy of every array into env-major
-        order (measured 0.5 s of a 600k-step run's 16 s of updates): the arrays stay step-major, as views, and
-        each of SB3's row numbers is mapped to its row here."""
+        order: the arrays stay step-major, as views, and each of SB3's row numbers is mapped to its row here."""
         if self.device.type != "cpu":
             yield from super().get(batch_size)
             return
@@ -288,9 +283,9 @@ def _forward(policy, observations: np.ndarray, actor: bool = True, critic: bool 
 
 
 def fast_adam(optimizer) -> None:
-    """Switch a torch Adam to its fused CPU kernel (torch >= 2.4; else the multi-tensor one): the same update,
-    measured 6 (2) times faster than the default loop over tensors for the main job's network. Set before every
-    update: loading a checkpoint restores the saved optimizer's settings."""
+    """Switch a torch Adam to its fused CPU kernel (torch >= 2.4; else the multi-tensor one): the same update as
+    the default loop over tensors, faster. Set before every update: loading a checkpoint restores the saved
+    optimizer's settings."""
     if not isinstance(optimizer, torch.optim.Adam):
         return
     try:

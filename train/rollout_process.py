@@ -1,9 +1,8 @@
 """The pipeline's rollouts collected in a forked process: ``RolloutPPO``'s second core without the GIL.
 
 With ``pipeline: true`` each rollout after the first is collected while the PPO update before it trains
-(``RolloutPPO.train``). On a thread, both sides hold the GIL for their Python between compiled calls: measured
-on the development machine (py-spy), the rollout thread held it about a third of its time, and each side ran
-about a quarter slower than alone, while two training processes side by side each kept their speed alone.
+(``RolloutPPO.train``). On a thread, both sides hold the GIL for their Python between compiled calls and each
+runs slower than alone, while two processes side by side keep their speed (docs/benchmarks.md, "Behind the training code's choices").
 ``RolloutWorker`` forks the trainer once (Linux: ``fork`` copies the env, the behaviour policy and the rollout's
 torch generator as they are) and collects there, leaving the critic out: the trainer adds the values and the
 advantages while the worker collects the next rollout (``RolloutPPO._finish``, in the rollout's batches, so the

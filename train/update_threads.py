@@ -2,10 +2,9 @@
 measured, of the rollouts' count and a larger one) and numpy's BLAS (``single_threaded_openblas``).
 
 While rollouts are collected the environment steps on the learner's core, and one torch thread is fastest
-there. During the update nothing else of the run works, so a second thread can share the matrix products:
-measured on the 2-core development machine, about 15% faster training when the machine is otherwise idle.
-But an OpenMP parallel region waits for its slowest thread: when another process holds the second core,
-two-thread updates ran about ten times slower (benchmarks/training_speed.py, README). So the update's
+there. During the update nothing else of the run works, so a second thread can share the matrix products and
+train faster on an idle machine. But an OpenMP parallel region waits for its slowest thread: when another
+process holds the second core, two-thread updates run many times slower (docs/benchmarks.md, "Behind the training code's choices"). So the update's
 threads are a measured choice, not a setting: each count is tried once, then the faster one is used, and
 the other is tried again after 8, 16, 32, ... updates (the interval doubles while it keeps losing).
 """
@@ -66,7 +65,7 @@ class UpdateThreads:
 def single_threaded_openblas():
     """A context in which numpy's OpenBLAS (if that is its BLAS) uses one thread.
 
-    Measured: the snapshot opponents' small numpy products leave OpenBLAS's second thread spinning, which took
-    the core that a two-thread PPO update (``update_threads: 2``) needs; one BLAS thread costs the env nothing.
+    The snapshot opponents' small numpy products leave OpenBLAS's second thread spinning, which takes the core that
+    a two-thread PPO update (``update_threads: 2``) needs; one BLAS thread costs the env nothing.
     """
     return ThreadpoolController().select(internal_api="openblas").limit(limits=1)

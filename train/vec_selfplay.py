@@ -7,7 +7,7 @@ snapshot seats through their compiled forms, inside one compiled call per round 
 agent through ``act_batch``: all waiting games of all snapshot policies in one compiled call (``PolicyAgent``),
 random opponents in one numpy draw, the heuristic in one compiled call per threshold, and agents without a batched
 form one game at a time (they read a ``SeatView`` of a ``Game``: the one per-game cost left, so give them the share
-the measured throughput allows, benchmarks/training_speed.py).
+the throughput allows, docs/benchmarks.md).
 """
 
 from __future__ import annotations
