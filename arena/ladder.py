@@ -33,7 +33,9 @@ from . import records as game_records
 from packetrow_agents.registry import split_specs
 from packetrow_env import __version__
 
-from .tournament import TournamentError, positive_int, check_out_free, make_entries, run_tournament
+from .tournament import (RecordLog, TournamentError, game_seeds, make_entries, model_hashes, play_games, positive_int,
+                         report_dead_worker)
+from .worker_pool import WorkerDied
 
 # The frozen reference set: names and specs. ISMCTS and the search agent play at fixed budgets of work
 # (iterations, rollouts), not at a time a move, so they play the same moves however loaded the machine is.
@@ -43,6 +45,7 @@ ANCHOR, ANCHOR_RATING = "heuristic", 1000.0
 ELO = 400.0 / math.log(10.0)  # rating points per unit of log-strength
 LADDER_FORMAT, LADDER_VERSION = "packetrow-ladder", 1
 BOOTSTRAP = 1000
+RECORDS_FILE, PLACEMENT_FILE = "records.jsonl", "placement.md"  # what --out holds, with ladder-Np.json (--build)
 _MATCH_KEY, _BOOTSTRAP_KEY = 0, 1  # first words of the SeedSequence spawn keys of match seeds and the bootstrap
 
 
@@ -58,7 +61,7 @@ class Match:
     a: int  # ladder indices: a is the lone agent of the first half
     b: int
     deal_scores: np.ndarray  # float[deals, 2]: (score of a, games) per deal; b scores games - score of a
-    records: list[dict]
+    records: list[dict]  # as the ladder's record file holds them: its game indices, deals, entries and names
 
 
 def match_seed(seed: int, match: int, half: int = 0) -> int:
@@ -66,30 +69,148 @@ def match_seed(seed: int, match: int, half: int = 0) -> int:
     return int(np.random.SeedSequence(seed, spawn_key=(_MATCH_KEY, match, half)).generate_state(1)[0])
 
 
-def lone_scores(record: dict) -> float:
-    """The score of the agent at entry 0 against the others by rank: 1 ahead, 1/2 tied, 0 behind, averaged."""
+def lone_scores(record: dict, lone: int = 0) -> float:
+    """The score of the agent at entry ``lone`` (seated once) against the others by rank: 1 ahead, 1/2 tied,
+    0 behind, averaged."""
     ranks = record["ranks"]
-    lone = ranks[record["entries"].index(0)]
-    crowd = [rank for rank, entry in zip(ranks, record["entries"]) if entry != 0]
-    return sum(1.0 if lone < r else 0.5 if lone == r else 0.0 for r in crowd) / len(crowd)
+    mine = ranks[record["entries"].index(lone)]
+    crowd = [rank for rank, entry in zip(ranks, record["entries"]) if entry != lone]
+    return sum(1.0 if mine < r else 0.5 if mine == r else 0.0 for r in crowd) / len(crowd)
 
 
-def play_match(specs: Sequence[str], a: int, b: int, num_players: int, games: int, seed: int, match: int,
-               workers: int, ray) -> Match:
-    """Play agents ``a`` against ``b`` (indices into ``specs``) in duplicate deals; see the module docstring."""
-    halves = [(a, b)] if num_players == 2 else [(a, b), (b, a)]
-    per_half = games // len(halves)
-    scores, records = [], []
-    for half, (lone, crowd) in enumerate(halves):
-        result = run_tournament([specs[lone]] + [specs[crowd]] * (num_players - 1), num_players, per_half,
-                                seed=match_seed(seed, match, half), workers=workers, progress=False, duplicate=True, ray=ray)
-        deals: dict[int, list[float]] = {}
-        for record in result.records:
-            score = lone_scores(record)
-            deals.setdefault(record["deal"], []).append(score if lone == a else 1.0 - score)
-            records.append(dict(record, entries=[lone if e == 0 else crowd for e in record["entries"]]))
-        scores += [(sum(values), len(values)) for _, values in sorted(deals.items())]
-    return Match(a, b, np.array(scores, dtype=float), records)
+@dataclass(frozen=True)
+class _Half:
+    """Half of a match: a duplicate tournament of one lone agent among a crowd of the other, and where its games
+    sit in the ladder's record file (from index ``first_index``, deals from ``first_deal``)."""
+
+    lone: int
+    crowd: int
+    seed: int
+    first_index: int
+    first_deal: int
+    games: int
+
+
+@dataclass
+class Matches:
+    """The matches of a ladder or a placement: who meets whom, how every game is seeded and where it is recorded.
+
+    Match m (agents ``pairs[m]``) holds games m x ``games`` onwards of the record file, its first half before its
+    second; a game's deal is its tournament's deal plus the deals of the matches before (the two halves of a match
+    number their deals alike). So a game's place in the file follows from the set-up alone, which is what lets a
+    record file written as games finish be resumed.
+    """
+
+    names: list[str]
+    specs: list[str]
+    pairs: list[tuple[int, int]]
+    num_players: int
+    games: int  # per match
+    seed: int
+
+    def halves(self, match: int) -> list[_Half]:
+        """The halves of match ``match``: one in 2-player games, two with more players (A alone, then B alone)."""
+        a, b = self.pairs[match]
+        sides = [(a, b)] if self.num_players == 2 else [(a, b), (b, a)]
+        per_half = self.games // len(sides)
+        deals = per_half // self.num_players  # duplicate rotations: n games a deal
+        return [_Half(lone, crowd, match_seed(self.seed, match, h), match * self.games + h * per_half,
+                      match * deals, per_half) for h, (lone, crowd) in enumerate(sides)]
+
+    def header(self) -> dict:
+        """The header of the record file of these matches' games."""
+        return _header(self.names, self.specs, self.num_players, self.seed)
+
+    def play(self, workers: int, ray, progress: bool, log: RecordLog | None = None) -> list[Match]:
+        """Play every match, recording each chunk of games in ``log`` as it finishes; the games ``log`` holds
+        already (a resumed run's) are kept, not played again."""
+        from tqdm import tqdm
+        kept = {game["index"]: game for game in log.games} if log else {}
+        with tqdm(total=len(self.pairs) * self.games, initial=len(kept), desc="ladder games", unit="game",
+                  file=sys.stderr, disable=not progress) as bar:
+            def finished(records: list[dict]) -> None:
+                if log:
+                    log.append(records)
+                bar.update(len(records))
+
+            matches = []
+            for m, (a, b) in enumerate(self.pairs):
+                bar.set_postfix_str(f"{self.specs[a]} vs {self.specs[b]}")
+                matches.append(self._play_match(m, kept, workers, ray, finished))
+        return matches
+
+    def _play_match(self, match: int, kept: dict[int, dict], workers: int, ray, finished) -> Match:
+        a, _ = self.pairs[match]
+        scores, records = [], []
+        for half in self.halves(match):
+            specs = [self.specs[half.lone]] + [self.specs[half.crowd]] * (self.num_players - 1)
+            todo = [g for g in range(half.games) if half.first_index + g not in kept]
+            played: list[dict] = []
+
+            def recorded(chunk: list[dict], half=half, played=played) -> None:
+                chunk = [self._recorded(half, game) for game in chunk]
+                played.extend(chunk)
+                finished(chunk)
+
+            if todo:
+                play_games(specs, self.num_players, todo, seed=half.seed, workers=workers, ray=ray, duplicate=True,
+                           on_chunk=recorded)
+            games = sorted([kept[half.first_index + g] for g in range(half.games) if half.first_index + g in kept]
+                           + played, key=lambda game: game["index"])
+            deals: dict[int, list[float]] = {}
+            for game in games:
+                score = lone_scores(game, half.lone)
+                deals.setdefault(game["deal"], []).append(score if half.lone == a else 1.0 - score)
+            scores += [(sum(values), len(values)) for _, values in sorted(deals.items())]
+            records += games
+        return Match(*self.pairs[match], np.array(scores, dtype=float), records)
+
+    def _recorded(self, half: _Half, game: dict) -> dict:
+        """A game of ``half``'s tournament as the ladder's record file holds it."""
+        entries = [half.lone if e == 0 else half.crowd for e in game["entries"]]
+        return dict(game, index=half.first_index + game["index"], deal=half.first_deal + game["deal"],
+                    entries=entries, agents=[self.names[e] for e in entries])
+
+    def dealt_otherwise(self, kept: list[dict]) -> str | None:
+        """Why games of a record file are not these matches' games (another number of games per match), or None.
+
+        A kept game must sit where this set-up plays it: its deal and its agents' seeds are checked."""
+        total = len(self.pairs) * self.games
+        last = max((game["index"] for game in kept), default=-1)
+        if last >= total:
+            return (f"records game {last}, and this set-up plays {total} ({len(self.pairs)} matches of "
+                    f"{self.games} games); give the same games per match, or overwrite to start again")
+        halves = [half for match in range(len(self.pairs)) for half in self.halves(match)]
+        for game in sorted(kept, key=lambda game: game["index"]):
+            index = game["index"]
+            half = halves[index // halves[0].games]
+            g = index - half.first_index
+            deal = g // self.num_players
+            deal_seed, agent_seeds = game_seeds(g, self.num_players, half.seed, deal)
+            if (game["deal"], game["seed"], game["agent_seeds"]) != (half.first_deal + deal, deal_seed, agent_seeds):
+                return (f"records game {index} dealt otherwise than this set-up deals it (another number of games "
+                        "per match?); give the same set-up, or overwrite to start again")
+        return None
+
+    def open_log(self, out, overwrite: bool, resume: bool, result_name: str) -> RecordLog | None:
+        """The record file of ``out`` (None without ``out``), written as games finish; ``resume`` keeps its games
+        if they are these matches' (a LadderError if not; a FileExistsError if ``out`` holds a run and neither
+        ``overwrite`` nor ``resume`` is given). ``result_name``: the other file the run writes there."""
+        if out is None:
+            if resume:
+                raise LadderError("resume keeps the games recorded in an output directory: give out as well")
+            return None
+        out = Path(out)
+        try:
+            return RecordLog.open(out / RECORDS_FILE, self.header(), overwrite, resume, self.dealt_otherwise,
+                                  [out / result_name])
+        except TournamentError as error:
+            raise LadderError(str(error)) from None
+
+
+def _header(names: Sequence[str], specs: Sequence[str], num_players: int, seed: int) -> dict:
+    return game_records.make_header("ladder", num_players, names, specs, seed, "duplicate-rotations", "tracked",
+                                    model_hashes(specs))
 
 
 def check_games(games: int, num_players: int) -> int:
@@ -204,51 +325,66 @@ class Ladder:
 
     def header_and_records(self) -> tuple[dict, list[dict]]:
         """The record file of every game played (``packetrow_arena.records``), matches in order."""
-        header = game_records.make_header("ladder", self.num_players, self.names, self.specs, self.seed,
-                                          "duplicate-rotations", "tracked")
-        return header, _renumbered(self.matches, self.names)
+        return _header(self.names, self.specs, self.num_players, self.seed), _all_records(self.matches)
+
+    def write(self, directory) -> list[Path]:
+        """Write ``ladder-Np.json`` (the reference file a placement reads) and ``records.jsonl`` into ``directory``,
+        replacing them; returns their paths."""
+        path = Path(directory) / ladder_file(self.num_players)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        return [path, game_records.write_records(Path(directory) / RECORDS_FILE, *self.header_and_records(),
+                                                 overwrite=True)]
 
 
-def _renumbered(matches: Sequence[Match], names: Sequence[str]) -> list[dict]:
-    games, deal_offset = [], 0
-    for match in matches:
-        for record in match.records:
-            games.append(dict(record, index=len(games), deal=deal_offset + record["deal"],
-                              agents=[names[e] for e in record["entries"]]))
-        deal_offset = max(g["deal"] for g in games) + 1
-    return games
+def ladder_file(num_players: int) -> str:
+    """The name of the reference file of ``num_players``-player ladders."""
+    return f"ladder-{num_players}p.json"
 
 
-def _run_matches(pairs: Sequence[tuple[int, int]], specs: Sequence[str], num_players: int, games: int, seed: int,
-                 workers: int, ray, progress: bool) -> list[Match]:
-    from tqdm import tqdm
-    matches = []
-    with tqdm(total=len(pairs) * games, desc="ladder games", unit="game", file=sys.stderr,
-              disable=not progress) as bar:
-        for m, (a, b) in enumerate(pairs):
-            bar.set_postfix_str(f"{specs[a]} vs {specs[b]}")
-            matches.append(play_match(specs, a, b, num_players, games, seed, m, workers, ray))
-            bar.update(games)
-    return matches
+def _all_records(matches: Sequence[Match]) -> list[dict]:
+    return [record for match in matches for record in match.records]
+
+
+def _played(matches: Matches, workers: int, ray, progress: bool, log: RecordLog | None) -> list[Match]:
+    """The matches played, a dead worker's error told what ``log`` kept."""
+    try:
+        return matches.play(workers, ray, progress, log)
+    except WorkerDied as error:
+        if log:
+            error.add_note(log.kept())
+        raise
 
 
 def build_ladder(num_players: int = 2, games: int = 20, seed: int = 0, workers: int = 1, ray=False,
-                 progress: bool = True, reference: Sequence[tuple[str, str]] = REFERENCE) -> Ladder:
-    """Play every pair of the reference agents and fit their ratings (the published ladder)."""
+                 progress: bool = True, reference: Sequence[tuple[str, str]] = REFERENCE, out=None,
+                 overwrite: bool = False, resume: bool = False) -> Ladder:
+    """Play every pair of the reference agents and fit their ratings (the published ladder).
+
+    ``out``: a directory for ``Ladder.write``'s files; its ``records.jsonl`` grows as games finish, so that
+    ``resume`` keeps the games of an interrupted run with the same set-up (same agents, players, games per match,
+    seed and model files) and plays the others, to the same ladder and files as one uninterrupted run. A dead
+    worker stops the run with ``WorkerDied`` (``packetrow_arena.worker_pool``).
+    """
     _check_players(num_players)
     check_games(games, num_players)
     names, specs = [n for n, _ in reference], [s for _, s in reference]
     if ANCHOR not in names:
         raise LadderError(f"the reference set must hold the anchor {ANCHOR!r}; it holds {', '.join(names)}")
     pairs = [(a, b) for a in range(len(specs)) for b in range(a + 1, len(specs))]
-    matches = _run_matches(pairs, specs, num_players, games, seed, workers, ray, progress)
+    schedule = Matches(names, specs, pairs, num_players, games, seed)
+    log = schedule.open_log(out, overwrite, resume, ladder_file(num_players))
+    matches = _played(schedule, workers, ray, progress, log)
     anchor = names.index(ANCHOR)
     ratings = fit_ratings(*_totals(matches, len(names)), anchor)
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_BOOTSTRAP_KEY,)))
     won, games_played = zip(*(_totals(matches, len(names), _bootstrap_choices(matches, rng))
                               for _ in range(BOOTSTRAP)))
     low, high = _percentiles(fit_ratings(np.array(won), np.array(games_played), anchor))
-    return Ladder(names, specs, ratings, low, high, num_players, games, seed, matches)
+    ladder = Ladder(names, specs, ratings, low, high, num_players, games, seed, matches)
+    if out is not None:
+        ladder.write(out)
+    return ladder
 
 
 def _check_players(num_players: int) -> None:
@@ -318,16 +454,31 @@ class Placement:
 
     def header_and_records(self) -> tuple[dict, list[dict]]:
         """The record file of the placement's games (agent 0 is the placed agent)."""
-        names = [self.name] + [a["name"] for a in self.reference["agents"]]
-        specs = [self.spec] + [a["spec"] for a in self.reference["agents"]]
-        header = game_records.make_header("ladder", self.reference["num_players"], names, specs, self.seed,
-                                          "duplicate-rotations", "tracked")
-        return header, _renumbered(self.matches, names)
+        names, specs = _placement_agents(self.name, self.spec, self.reference)
+        return _header(names, specs, self.reference["num_players"], self.seed), _all_records(self.matches)
+
+    def write(self, directory) -> list[Path]:
+        """Write ``placement.md`` (the table) and ``records.jsonl`` into ``directory``, replacing them; returns their
+        paths."""
+        path = Path(directory) / PLACEMENT_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.format_table() + "\n")
+        return [path, game_records.write_records(Path(directory) / RECORDS_FILE, *self.header_and_records(),
+                                                 overwrite=True)]
+
+
+def _placement_agents(name: str, spec: str, reference: dict) -> tuple[list[str], list[str]]:
+    """The names and specs of a placement's agents: the placed agent first, then the reference agents."""
+    return [name] + [a["name"] for a in reference["agents"]], [spec] + [a["spec"] for a in reference["agents"]]
 
 
 def place_agent(spec: str, num_players: int = 2, games: int = 20, seed: int = 0, workers: int = 1, ray=False,
-                progress: bool = True, reference=None) -> Placement:
-    """Play ``spec`` against every agent of a reference ladder and place it on that ladder's scale."""
+                progress: bool = True, reference=None, out=None, overwrite: bool = False,
+                resume: bool = False) -> Placement:
+    """Play ``spec`` against every agent of a reference ladder and place it on that ladder's scale.
+
+    ``out``, ``overwrite`` and ``resume`` as for ``build_ladder`` (``Placement.write``'s files).
+    """
     _check_players(num_players)
     check_games(games, num_players)
     try:
@@ -335,9 +486,10 @@ def place_agent(spec: str, num_players: int = 2, games: int = 20, seed: int = 0,
     except TournamentError as error:
         raise LadderError(f"agent {spec!r}: {str(error).split(': ', 1)[-1]}") from None
     data = load_reference(reference_path(num_players) if reference is None else reference, num_players)
-    specs = [spec] + [a["spec"] for a in data["agents"]]
-    matches = _run_matches([(0, b) for b in range(1, len(specs))], specs, num_players, games, seed, workers, ray,
-                           progress)
+    names, specs = _placement_agents(entry.name, spec.strip(), data)
+    schedule = Matches(names, specs, [(0, b) for b in range(1, len(specs))], num_players, games, seed)
+    log = schedule.open_log(out, overwrite, resume, PLACEMENT_FILE)
+    matches = _played(schedule, workers, ray, progress, log)
     ratings = np.array([a["rating"] for a in data["agents"]])
 
     def scores(choice=None):
@@ -347,16 +499,17 @@ def place_agent(spec: str, num_players: int = 2, games: int = 20, seed: int = 0,
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(_BOOTSTRAP_KEY,)))
     won, played = (np.array(x) for x in zip(*(scores(_bootstrap_choices(matches, rng)) for _ in range(BOOTSTRAP))))
     low, high = _percentiles(place_rating(won, played, ratings))
-    return Placement(entry.name, spec.strip(), float(place_rating(*scores(), ratings)), float(low), float(high), seed,
-                     data, matches)
+    placement = Placement(entry.name, spec.strip(), float(place_rating(*scores(), ratings)), float(low), float(high),
+                          seed, data, matches)
+    if out is not None:
+        placement.write(out)
+    return placement
 
 
 # --------------------------------------------------------------------------- command line
 def _run_ladder_command(args) -> int:
-    out = Path(args.out) if args.out else None
-    names = (f"ladder-{args.players}p.json" if args.build else "placement.md", "records.jsonl")
-    if out is not None:
-        check_out_free(args.parser, [out / name for name in names], args.overwrite)
+    if args.resume and args.out is None:
+        args.parser.error("argument --resume: give --out DIR, the directory whose records.jsonl it continues")
     ray = False if args.ray is None else args.ray
     try:
         check_games(args.games, args.players)
@@ -367,23 +520,22 @@ def _run_ladder_command(args) -> int:
             if len(spec) != 1:
                 raise LadderError(f"give one agent spec, got {len(spec)}: {', '.join(spec)}")
             result = place_agent(spec[0], args.players, args.games, args.seed, args.workers, ray,
-                                 not args.no_progress, args.reference)
+                                 not args.no_progress, args.reference, args.out, args.overwrite, args.resume)
         else:
-            result = build_ladder(args.players, args.games, args.seed, args.workers, ray, not args.no_progress)
+            result = build_ladder(args.players, args.games, args.seed, args.workers, ray, not args.no_progress,
+                                  out=args.out, overwrite=args.overwrite, resume=args.resume)
     except (LadderError, TournamentError) as error:
         args.parser.error(str(error))
+    except FileExistsError as error:
+        args.parser.error(f"argument --out: {error}")
     except ImportError as error:  # Ray not installed, or its cluster unreachable
         args.parser.error(f"argument --ray: {error}")
-    table = result.format_table()
-    print(table)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        if args.build:
-            (out / names[0]).write_text(json.dumps(result.to_dict(), indent=1) + "\n")
-        else:
-            (out / "placement.md").write_text(table + "\n")
-        game_records.write_records(out / "records.jsonl", *result.header_and_records(), overwrite=True)
-        print(f"wrote {', '.join(str(out / name) for name in names)}")
+    except WorkerDied as error:
+        return report_dead_worker("ladder", error)
+    print(result.format_table())
+    if args.out is not None:
+        written = ladder_file(args.players) if args.build else PLACEMENT_FILE
+        print(f"wrote {', '.join(str(Path(args.out) / name) for name in (written, RECORDS_FILE))}")
     return 0
 
 
@@ -410,7 +562,12 @@ def add_arguments(parser) -> None:
                         help="place on this reference ladder (the ladder-Np.json of --build --out) instead of the "
                              "published one")
     parser.add_argument("--out", metavar="DIR",
-                        help="write DIR/records.jsonl (every game) and DIR/ladder-Np.json (--build) or DIR/placement.md")
+                        help="write DIR/records.jsonl (every game, recorded as games finish) and DIR/ladder-Np.json "
+                             "(--build) or DIR/placement.md")
     parser.add_argument("--overwrite", action="store_true", help="replace the files of an existing --out")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the games already in --out's records.jsonl (an interrupted run's) and play the "
+                             "others: the same results and files as one uninterrupted run; needs the same agents, "
+                             "players, games, seed and model files")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.set_defaults(run=_run_ladder_command, parser=parser)

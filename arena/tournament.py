@@ -16,7 +16,8 @@ spawn_key=...)`` and the game index alone. An agent with ``reset(seed)`` is buil
 and reseeded before each game; one without is built per game from its spec or factory (an agent
 object without ``reset`` is used as it is). So results are the same whatever the number of workers.
 Workers are forked where the platform allows, so factories (lambdas) and live agent objects need not
-pickle; each worker plays whole games on its own copy of the agents.
+pickle; each worker plays whole games on its own copy of the agents (``packetrow_arena.worker_pool``: a
+worker that dies stops the run with ``WorkerDied``, naming it and the games it held, instead of a hang).
 
 Duplicate deals (``duplicate="rotations"`` or ``"permutations"``, see ``packetrow_arena.duplicate_deals``). There are
 exactly n entries; game g plays deal g // A under seat assignment g % A of the A assignments, so each deal
@@ -33,9 +34,8 @@ import argparse
 import csv
 import json
 import math
-import multiprocessing
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +52,7 @@ from packetrow_env.render import describe_action, render
 
 from . import duplicate_deals
 from . import stats
+from .worker_pool import WorkerDied, WorkerPool
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 5
 # first words of the SeedSequence spawn keys, so deals, agents and line-ups never share a stream
@@ -218,24 +219,6 @@ def _spec_text(entry: Entry) -> str:
     return entry.source.strip() if isinstance(entry.source, str) else entry.name
 
 
-_WORKER: _Runner | None = None
-
-
-def _init_worker(runner: _Runner) -> None:
-    global _WORKER
-    _WORKER = runner
-
-
-def _play_chunk(indices: list[int]) -> list[dict]:
-    return _WORKER.play_chunk(indices)
-
-
-def _context():
-    # fork passes factories and agent objects to workers without pickling them (lambdas, live models)
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else None)
-
-
 def _check_int(name: str, value, low: int, high: int | None, allowed: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
             or value < low or (high is not None and value > high):
@@ -390,7 +373,8 @@ def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed
 
     ``ray``: False plays here (``workers`` processes); True plays the games as Ray tasks on a local Ray
     instance started and stopped for it (or the caller's running Ray); an address string, on that cluster.
-    The results are the same either way.
+    The results are the same either way. A worker process that dies (killed, crashed) stops the run with
+    ``WorkerDied`` (``packetrow_arena.worker_pool``), which names it and the games it held.
 
     ``chunk_size``: games a worker plays per task (None: a few tasks per worker, at most 10 games each with
     ``out``); the results do not depend on it, and with ``out`` an interrupted run loses only its chunks in
@@ -398,10 +382,70 @@ def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed
 
     ``out``: a directory for the result's files (``TournamentResult.write``); its ``records.jsonl`` grows as games
     finish, so that ``resume`` can keep the games of an interrupted run (or of one with fewer ``games``) and play
-    only the others, with the same results as one uninterrupted run (``RecordLog``).
+    only the others, with the same results as one uninterrupted run (``RecordLog``). A run stopped by a dead
+    worker says in a note how many games it kept there.
     """
+    entries, schedule, (num_players, games, seed, workers, chunk_size) = _set_up(
+        specs, num_players, games, seed, workers, chunk_size, observation_mode, duplicate)
+    log = _record_log(entries, num_players, games, seed, observation_mode, schedule, out, overwrite, resume)
+    result = _play_tournament(entries, num_players, games, seed, workers, progress, observation_mode, chunk_size, ray,
+                              schedule, log)
+    if out is not None:
+        result.write(out, overwrite=True)
+    return result
+
+
+def _play_tournament(entries: list[Entry], num_players: int, games: int, seed: int, workers: int, progress: bool,
+                     observation_mode: str, chunk_size: int | None, ray: str | bool, schedule: str,
+                     log: RecordLog | None) -> TournamentResult:
+    """Play the games of a checked set-up that ``log`` (if any) does not hold yet, recording them there."""
+    runner = _Runner(entries, num_players, seed, observation_mode, _assignments(schedule, num_players))
+    records: list[dict] = log.games if log else []  # a log's list: its games grow as chunks finish
+    done = {game["index"] for game in records}
+    try:
+        _play(runner, [index for index in range(games) if index not in done], games, workers, progress, chunk_size,
+              ray, log.append if log else records.extend, logged=log is not None)
+    except WorkerDied as error:
+        if log:
+            error.add_note(log.kept())
+        raise
+    return _result(entries, num_players, seed, observation_mode, records, schedule)
+
+
+def play_games(specs: Sequence, num_players: int, indices: Sequence[int], seed: int = 0, workers: int = 1,
+               progress: bool = False, observation_mode: str = "tracked", chunk_size: int | None = None,
+               ray: str | bool = False, duplicate: str | bool = False,
+               on_chunk: Callable[[list[dict]], None] | None = None) -> list[dict]:
+    """The records of games ``indices`` of the tournament ``run_tournament`` plays with the same entries, players,
+    seed, observation mode and ``duplicate``, in index order: each exactly its record there (games are seeded by
+    their index alone), whatever ``workers``, ``chunk_size`` or ``ray``.
+
+    ``on_chunk``: called with each chunk's records as it finishes (to record them as they come), which sizes
+    chunks as ``run_tournament`` does with ``out``. For callers that keep their own record of a tournament's games,
+    such as the ladder's matches; a dead worker raises ``WorkerDied`` as there.
+    """
+    indices = sorted({_check_int("a game index", index, 0, None, "a non-negative integer") for index in indices})
+    entries, schedule, (num_players, _, seed, workers, chunk_size) = _set_up(
+        specs, num_players, None, seed, workers, chunk_size, observation_mode, duplicate)
+    runner = _Runner(entries, num_players, seed, observation_mode, _assignments(schedule, num_players))
+    records: list[dict] = []
+
+    def finished(chunk: list[dict]) -> None:
+        records.extend(chunk)
+        if on_chunk is not None:
+            on_chunk(chunk)
+
+    _play(runner, indices, len(indices), workers, progress, chunk_size, ray, finished, logged=on_chunk is not None)
+    return sorted(records, key=lambda r: r["index"])
+
+
+def _set_up(specs: Sequence, num_players: int, games: int | None, seed: int, workers: int, chunk_size: int | None,
+            observation_mode: str, duplicate: str | bool) -> tuple[list[Entry], str, tuple]:
+    """A tournament's entries, schedule and (players, games, seed, workers, chunk size), checked: a TournamentError
+    says what is wrong before anything is played (``games`` None: some of a tournament's games, not counted)."""
     num_players = _check_int("the number of players", num_players, MIN_PLAYERS, MAX_PLAYERS, "2, 3, 4 or 5")
-    games = _check_int("the number of games", games, 1, None, "a positive integer")
+    if games is not None:
+        games = _check_int("the number of games", games, 1, None, "a positive integer")
     seed = _check_int("the seed", seed, 0, None, "a non-negative integer")
     workers = _check_int("the number of workers", workers, 1, None, "a positive integer")
     if chunk_size is not None:
@@ -411,12 +455,7 @@ def run_tournament(specs: Sequence, num_players: int = 4, games: int = 100, seed
     entries = make_entries(specs)
     _check_entry_count(entries, num_players)
     schedule = check_schedule(duplicate, len(entries), num_players, games)
-    log = _record_log(entries, num_players, games, seed, observation_mode, schedule, out, overwrite, resume)
-    result = _play(entries, num_players, games, seed, workers, progress, observation_mode, chunk_size, ray, schedule,
-                   log)
-    if out is not None:
-        result.write(out, overwrite=True)
-    return result
+    return entries, schedule, (num_players, games, seed, workers, chunk_size)
 
 
 def _record_log(entries: list[Entry], num_players: int, games: int, seed: int, observation_mode: str, schedule: str,
@@ -427,30 +466,43 @@ def _record_log(entries: list[Entry], num_players: int, games: int, seed: int, o
             raise TournamentError("resume keeps the games recorded in an output directory: give out as well")
         return None
     header = _result(entries, num_players, seed, observation_mode, [], schedule).header()
-    return RecordLog.open(out, header, games, overwrite, resume)
+    directory = Path(out)
+    return RecordLog.open(directory / OUT_FILES[0], header, overwrite, resume, lambda kept: _beyond(kept, games),
+                          [directory / name for name in OUT_FILES[1:]])
+
+
+def _beyond(kept: list[dict], games: int) -> str | None:
+    last = max((game["index"] for game in kept), default=-1)
+    return f"records game {last}; ask for at least {last + 1} games" if last >= games else None
 
 
 class RecordLog:
-    """An output directory's ``records.jsonl`` written while a tournament plays: the header first, then each
-    chunk of games as it finishes, so that an interrupted run loses only the chunks in flight. Games are
-    seeded by index alone (module docstring), so the recorded games are exactly those an uninterrupted run
-    plays, and resuming plays the missing indices."""
+    """A run's ``records.jsonl`` written while it plays: the header first, then each chunk of games as it
+    finishes, so that an interrupted run loses only the chunks in flight. Games are seeded by index alone
+    (module docstring), so the recorded games are exactly those an uninterrupted run plays, and resuming
+    plays the missing indices. Tournaments and the ladder (``packetrow_arena.ladder``) keep their games in one."""
 
     def __init__(self, path: Path, games: list[dict], torn: bool = False):
         self.path, self.games, self.torn = path, games, torn  # torn: a torn last line of the resumed file left out
 
     @classmethod
-    def open(cls, directory, header: dict, games: int, overwrite: bool, resume: bool) -> "RecordLog":
-        """Start the directory's record file, keeping its games with ``resume`` (checked against ``header``)."""
-        directory = Path(directory)
-        path = directory / OUT_FILES[0]
+    def open(cls, path, header: dict, overwrite: bool, resume: bool,
+             refuse: Callable[[list[dict]], str | None], outputs: Sequence[Path] = ()) -> "RecordLog":
+        """Start the record file ``path``, keeping its games with ``resume``.
+
+        The kept games must come from a run with the same ``header`` (its set-up; ``_RESUME_KEYS`` and the model
+        files' hashes), and ``refuse(kept games)`` says why they are not this run's games, or None if they are.
+        Without ``overwrite`` or ``resume``, the record file or one of the run's other ``outputs`` existing is a
+        FileExistsError. Every refusal is raised before anything is written.
+        """
+        path = Path(path)
         if overwrite and resume:
             raise TournamentError("overwrite starts the output again and resume keeps its games: give one of them")
         kept, torn = [], False
         if resume and path.exists():
-            kept, torn = _resumable(path, header, games)
+            kept, torn = _resumable(path, header, refuse)
         elif not (overwrite or resume):
-            existing = [str(directory / name) for name in OUT_FILES if (directory / name).exists()]
+            existing = [str(file) for file in [path, *outputs] if file.exists()]
             if existing:
                 raise FileExistsError(f"{', '.join(existing)} exist; pass overwrite (--overwrite) to replace them "
                                       "or resume (--resume) to keep their games")
@@ -462,13 +514,17 @@ class RecordLog:
         game_records.append_records(self.path, records)
         self.games.extend(records)
 
+    def kept(self) -> str:
+        """What a stopped run leaves here, and how to go on: a note for its error."""
+        return f"{len(self.games)} finished games are kept in {self.path}: resume (--resume) plays the others"
+
 
 # what must match for a record file's games to be kept: anything else in the header is informative
 _RESUME_KEYS = ("package_version", "env_id", "source", "num_players", "agents", "specs", "seed", "schedule",
                 "observation_mode")  # and the model files' hashes, checked first
 
 
-def _resumable(path: Path, header: dict, games: int) -> tuple[list[dict], bool]:
+def _resumable(path: Path, header: dict, refuse: Callable[[list[dict]], str | None]) -> tuple[list[dict], bool]:
     """The games of an interrupted run's record file, checked to be this run's (a TournamentError if not), and
     whether a torn last line was left out."""
     try:
@@ -488,14 +544,15 @@ def _resumable(path: Path, header: dict, games: int) -> tuple[list[dict], bool]:
     indices = [game["index"] for game in records.games]
     if len(set(indices)) < len(indices):
         raise TournamentError(f"cannot resume: {path} records some game twice")
-    if indices and max(indices) >= games:
-        raise TournamentError(f"cannot resume: {path} records game {max(indices)}; ask for at least "
-                              f"{max(indices) + 1} games")
+    reason = refuse(records.games)
+    if reason is not None:
+        raise TournamentError(f"cannot resume: {path} {reason}")
     return records.games, torn
 
 
-def check_schedule(duplicate: str | bool | None, num_entries: int, num_players: int, games: int) -> str:
-    """The schedule ("rotation", "duplicate-rotations" or "duplicate-permutations") of a set-up, checked."""
+def check_schedule(duplicate: str | bool | None, num_entries: int, num_players: int, games: int | None) -> str:
+    """The schedule ("rotation", "duplicate-rotations" or "duplicate-permutations") of a set-up, checked
+    (``games`` None: some games of a tournament, not all, so whole deals are not asked for)."""
     if duplicate is False or duplicate is None:
         return "rotation"
     mode = "rotations" if duplicate is True else duplicate
@@ -506,7 +563,7 @@ def check_schedule(duplicate: str | bool | None, num_entries: int, num_players: 
         raise TournamentError(f"duplicate deals seat every agent in every game: give exactly {num_players} agents "
                               f"for {num_players}-player games, got {num_entries}")
     per_deal = len(duplicate_deals.seat_assignments(num_players, mode))
-    if games % per_deal:
+    if games is not None and games % per_deal:
         raise TournamentError(f"duplicate {mode} plays each deal {per_deal} times: the number of games must "
                               f"be a multiple of {per_deal}, got {games}")
     return "duplicate-" + mode
@@ -525,27 +582,23 @@ def _check_entry_count(entries: Sequence[Entry], num_players: int) -> None:
                               "e.g. heuristic,random,random,random)")
 
 
-def _play(entries: list[Entry], num_players: int, games: int, seed: int, workers: int, progress: bool,
-          observation_mode: str, chunk_size: int | None, ray: str | bool = False,
-          schedule: str = "rotation", log: RecordLog | None = None) -> TournamentResult:
-    runner = _Runner(entries, num_players, seed, observation_mode, _assignments(schedule, num_players))
-    done = {game["index"] for game in log.games} if log else set()
-    todo = [index for index in range(games) if index not in done]
-
+def _play(runner: _Runner, todo: list[int], total: int, workers: int, progress: bool, chunk_size: int | None,
+          ray: str | bool, on_chunk: Callable[[list[dict]], None], logged: bool) -> None:
+    """Play games ``todo`` here, in ``workers`` processes or on Ray, calling ``on_chunk`` with each chunk's records
+    as it finishes (``total``: the games the progress bar counts, those not in ``todo`` already played)."""
     def chunked(parallel: int) -> list[list[int]]:
         # a few chunks per worker keeps them all busy to the end; a logged run loses at most its chunks in flight
-        size = chunk_size or max(1, min(10 if log else 50, math.ceil(len(todo) / (4 * parallel))))
+        size = chunk_size or max(1, min(10 if logged else 50, math.ceil(len(todo) / (4 * parallel))))
         return [todo[start:start + size] for start in range(0, len(todo), size)]
 
-    records: list[dict] = log.games if log else []  # a log's list: its games grow as chunks finish
     from tqdm import tqdm
 
     def bar():
-        return tqdm(total=games, initial=len(records), desc="games", unit="game", file=sys.stderr,
+        return tqdm(total=total, initial=total - len(todo), desc="games", unit="game", file=sys.stderr,
                     disable=not progress)
 
     def finished(chunk: list[dict], progress_bar) -> None:
-        (log.append if log else records.extend)(chunk)
+        on_chunk(chunk)
         progress_bar.update(len(chunk))
 
     if ray is not False and todo:
@@ -554,31 +607,33 @@ def _play(entries: list[Entry], num_players: int, games: int, seed: int, workers
             cpus = max(1, int(ray_module.cluster_resources().get("CPU", 1)))
             with bar() as progress_bar:
                 play_chunks(runner, chunked(cpus), lambda chunk: finished(chunk, progress_bar))
-        return _result(entries, num_players, seed, observation_mode, records, schedule)
+        return
     chunks = chunked(workers)
     if workers == 1 or len(chunks) <= 1:
         with bar() as progress_bar:
             for chunk in chunks:
                 finished(runner.play_chunk(chunk), progress_bar)
-    else:
-        # the pool forks before the bar starts tqdm's monitor thread: forking a threaded process is fragile
-        with _context().Pool(min(workers, len(chunks)), initializer=_init_worker, initargs=(runner,)) as pool, \
-                bar() as progress_bar:
-            for chunk in pool.imap_unordered(_play_chunk, chunks):
-                finished(chunk, progress_bar)
-    return _result(entries, num_players, seed, observation_mode, records, schedule)
+        return
+    # the pool forks before the bar starts tqdm's monitor thread: forking a threaded process is fragile
+    with WorkerPool(runner, min(workers, len(chunks))) as pool, bar() as progress_bar:
+        pool.play(chunks, lambda chunk: finished(chunk, progress_bar))
+
+
+def model_hashes(specs: Sequence) -> dict:
+    """Name -> sha256 (``records.file_hash``) of every model file the spec strings among ``specs`` may read
+    (``registry.model_files``) that exists: what a record file's header holds, so that a resumed run can tell
+    a retrained model."""
+    files = {name: path for spec in specs if isinstance(spec, str) for name, path in model_files(spec).items()}
+    return {name: game_records.file_hash(files[name]) for name in sorted(files) if Path(files[name]).is_file()}
 
 
 def _result(entries: list[Entry], num_players: int, seed: int, observation_mode: str, records: list[dict],
             schedule: str = "rotation") -> TournamentResult:
     records = sorted(records, key=lambda r: r["index"])
     names = [e.name for e in entries]
-    files = {name: path for e in entries if isinstance(e.source, str) for name, path in model_files(e.source).items()}
     return TournamentResult(names, num_players, seed, observation_mode, records,
                             summarize(records, names, num_players, paired=schedule != "rotation"),
-                            [_spec_text(e) for e in entries], schedule,
-                            {name: game_records.file_hash(files[name]) for name in sorted(files)
-                             if Path(files[name]).is_file()})
+                            [_spec_text(e) for e in entries], schedule, model_hashes([e.source for e in entries]))
 
 
 # --------------------------------------------------------------------------- saved games and replays
@@ -679,15 +734,25 @@ def _run_tournament_command(args) -> int:
         print(f"{log.path}: {len(log.games)} games kept" + (", a torn last line left out" if log.torn else "")
               + f"; {args.games - len(log.games)} to play", file=sys.stderr)
     try:
-        result = _play(entries, args.players, args.games, args.seed, args.workers, not args.no_progress,
-                       args.observation_mode, args.chunk_size, False if args.ray is None else args.ray, schedule, log)
+        result = _play_tournament(entries, args.players, args.games, args.seed, args.workers, not args.no_progress,
+                                  args.observation_mode, args.chunk_size, False if args.ray is None else args.ray,
+                                  schedule, log)
     except ImportError as error:  # Ray not installed, or its cluster unreachable
         args.parser.error(f"argument --ray: {error}")
+    except WorkerDied as error:
+        return report_dead_worker("tournament", error)
     print(result.format_table())
     if args.out is not None:
         result.write(args.out, overwrite=True)  # checked above, before the games were played
         print(f"wrote {', '.join(str(Path(args.out) / name) for name in OUT_FILES)}")
     return 0
+
+
+def report_dead_worker(command: str, error: WorkerDied) -> int:
+    """Say on one line, as ``packetrow COMMAND``'s error, that a dead worker stopped the run (with its notes: what
+    was kept); returns the exit status, 1."""
+    print(f"packetrow {command}: error: {'; '.join([str(error), *getattr(error, '__notes__', [])])}", file=sys.stderr)
+    return 1
 
 
 def check_out_free(parser, paths: Sequence[Path], overwrite: bool) -> None:

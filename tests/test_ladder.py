@@ -150,7 +150,8 @@ def test_cli_ladder_places_and_refuses_to_overwrite(reference_file, tmp_path, ca
     before = (out / "placement.md").read_text()
     with pytest.raises(SystemExit) as exit_info:
         main(argv[:4] + ["4"] + argv[5:])
-    assert exit_info.value.code == 2 and "pass --overwrite" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "pass overwrite (--overwrite)" in err and "resume (--resume)" in err
     assert (out / "placement.md").read_text() == before
 
 
