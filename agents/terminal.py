@@ -16,7 +16,7 @@ import numpy as np
 
 from packetrow_env import actions
 from packetrow_env.cards import BANKER
-from packetrow_env.compact import LEGEND, compact, wrap
+from packetrow_env.render_compact import LEGEND, compact, wrap
 from packetrow_env.engine import Game
 from packetrow_env.render import scores_lines, seat_label
 from packetrow_env.scoring import banker_points
@@ -47,7 +47,7 @@ class HumanAgent:
 
     ``act`` raises QuitGame on 'quit', end of input (EOF) or Ctrl-C. ``on_save(path or None)`` handles the
     'save [FILE]' command and returns the path written. ``layout``: 'full', 'compact' (80 columns, about
-    20 lines: ``packetrow_env.compact``) or 'auto' (full when it fits the terminal, else compact; full when
+    20 lines: ``packetrow_env.render_compact``) or 'auto' (full when it fits the terminal, else compact; full when
     the output is not a terminal).
     """
 

@@ -1,6 +1,6 @@
 """The agent protocol: how every player is asked for its moves, one game at a time or a batch of games at once.
 
-Everything that moves an opponent (the AEC env's users, the single-agent env ``wrappers.SingleAgentEnv``, the
+Everything that moves an opponent (the AEC env's users, the single-agent env ``single_agent_env.SingleAgentEnv``, the
 batched learner's ``vector.opponents.OpponentTable``, tournaments, the compiled opponents of training) asks through
 this protocol, and only through it (docs/agent_protocol.md):
 

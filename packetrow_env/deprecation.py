@@ -18,6 +18,8 @@ REMOVED_IN = "0.5.0"
 MOVED = {
     "packetrow_agents.records": "packetrow_arena.records",
     "packetrow_agents.replay": "packetrow_arena.replay",
+    "packetrow_env.compact": "packetrow_env.render_compact",
+    "packetrow_env.wrappers": "packetrow_env.single_agent_env",
     "packetrow_train.cli": "packetrow_cli.main",
     "packetrow_train.duplicate": "packetrow_arena.duplicate_deals",
     "packetrow_train.ladder": "packetrow_arena.ladder",

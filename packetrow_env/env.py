@@ -39,11 +39,10 @@ from . import actions, render as text
 from .cards import resolve
 from .engine import Game, IllegalActionError
 from .compact_observation import encoder_for
-from .game_info import GAME_TYPE, game_info
+from .game_info import GAME_TYPE, check_num_players, game_info
 from .observation import MODES, encoder
 from .scoring import REWARD_MODES, final_rewards
 from .seat_view import SeatView
-from .state import MAX_PLAYERS, MIN_PLAYERS
 
 ILLEGAL_ACTIONS = ("raise", "penalize")
 RENDER_MODES = ("ansi", "human")
@@ -53,6 +52,24 @@ def check_option(name, value, allowed):
     """Raise a ValueError naming the option and its allowed values unless ``value`` is one of them."""
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+
+
+def check_options(observation_mode: str, reward_mode: str, illegal_action: str, render_mode: str | None,
+                  render_modes: tuple[str, ...]) -> None:
+    """Raise a ValueError naming the first option, of those this env and ``SingleAgentEnv`` share, that is not one of
+    its allowed values (``render_modes``: the env's own, besides None)."""
+    check_option("observation_mode", observation_mode, MODES)
+    check_option("reward_mode", reward_mode, REWARD_MODES)
+    check_option("illegal_action", illegal_action, ILLEGAL_ACTIONS)
+    check_option("render_mode", render_mode, (*render_modes, None))
+
+
+def saved_position(state: dict, num_players: int, cards) -> Game:
+    """The saved game ``state`` (``Game.to_dict()``) as a ``Game``; a ValueError unless it has ``num_players`` seats."""
+    game = Game.from_dict(state, cards=cards)
+    if game.num_players != num_players:
+        raise ValueError(f"the saved game has {game.num_players} players, not {num_players}")
+    return game
 
 
 class raw_env(AECEnv):
@@ -65,12 +82,8 @@ class raw_env(AECEnv):
                  illegal_action: str = "raise", cards=None, render_mode: str | None = None,
                  random_start: bool = False, observation_encoding: str = "onehot"):
         super().__init__()
-        if isinstance(num_players, bool) or num_players not in range(MIN_PLAYERS, MAX_PLAYERS + 1):
-            raise ValueError(f"num_players must be one of 2, 3, 4, 5, got {num_players!r}")
-        check_option("observation_mode", observation_mode, MODES)
-        check_option("reward_mode", reward_mode, REWARD_MODES)
-        check_option("illegal_action", illegal_action, ILLEGAL_ACTIONS)
-        check_option("render_mode", render_mode, RENDER_MODES + (None,))
+        check_num_players(num_players)
+        check_options(observation_mode, reward_mode, illegal_action, render_mode, RENDER_MODES)
         self.num_players = num_players
         self.observation_mode = observation_mode
         self.reward_mode = reward_mode
@@ -111,9 +124,7 @@ class raw_env(AECEnv):
         if seed is not None:
             self._seeds = np.random.default_rng(seed)
         if "state" in options:
-            game = Game.from_dict(options["state"], cards=self.cards)
-            if game.num_players != self.num_players:
-                raise ValueError(f"the saved game has {game.num_players} players, this env {self.num_players}")
+            game = saved_position(options["state"], self.num_players, self.cards)
         else:
             game = Game.new(self.num_players, seed=int(self._seeds.integers(2**63)), random_start=self.random_start,
                             cards=self.cards)

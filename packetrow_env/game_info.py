@@ -104,11 +104,16 @@ class GameInfo:
         return self.longest_game.decisions
 
 
-def game_info(num_players: int = 4, cards: Catalogue | str | None = None) -> GameInfo:
-    """The description of a game of ``num_players`` seats with a catalogue (the default one when None)."""
+def check_num_players(num_players) -> None:
+    """Raise a ValueError naming the player counts the game allows unless ``num_players`` is one of them."""
     if isinstance(num_players, bool) or num_players not in range(MIN_PLAYERS, MAX_PLAYERS + 1):
         allowed = ", ".join(map(str, range(MIN_PLAYERS, MAX_PLAYERS + 1)))
         raise ValueError(f"num_players must be one of {allowed}, got {num_players!r}")
+
+
+def game_info(num_players: int = 4, cards: Catalogue | str | None = None) -> GameInfo:
+    """The description of a game of ``num_players`` seats with a catalogue (the default one when None)."""
+    check_num_players(num_players)
     return _game_info(int(num_players), resolve(cards))
 
 

@@ -12,7 +12,7 @@ from packetrow_env.vector import VectorGame
 from packetrow_env.vector.gymnasium_env import PacketRowVectorEnv
 from packetrow_env.vector.learner import LearnerGames, random_legal
 from packetrow_env.vector.opponents import OpponentTable
-from packetrow_env.wrappers import SingleAgentEnv
+from packetrow_env.single_agent_env import SingleAgentEnv
 
 
 class Lowest:
@@ -153,7 +153,7 @@ def test_the_old_names_still_work_and_warn():
     from packetrow_agents.base import batch_method
     from packetrow_env.engine import Game
     from packetrow_env.vector.learner import RowObservations
-    from packetrow_env.wrappers import choose
+    from packetrow_env.single_agent_env import choose
 
     with pytest.deprecated_call():
         assert batch_method(RandomAgent) == RandomAgent.act_batch

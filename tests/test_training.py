@@ -19,7 +19,7 @@ from packetrow_env.env import final_rewards  # noqa: E402
 from packetrow_env.compact_observation import encoder as compact_encoder  # noqa: E402
 from packetrow_env.engine import Game  # noqa: E402
 from packetrow_env.observation import encoder  # noqa: E402
-from packetrow_env.wrappers import SingleAgentEnv  # noqa: E402
+from packetrow_env.single_agent_env import SingleAgentEnv  # noqa: E402
 from packetrow_env.seat_view import SeatView
 from packetrow_cli.main import main  # noqa: E402
 from packetrow_train.policy_export import export_policy  # noqa: E402

@@ -212,7 +212,7 @@ def test_each_class_moves_batched_by_the_forms_it_declares():
     from packetrow_agents.base import Agent
     from packetrow_env.agent_protocol import act_each, batched_form, compiled_form
     from tests.test_heuristic_batch import RecordingHeuristic
-    from tests.test_wrappers import RecordingAgent
+    from tests.test_single_agent_env import RecordingAgent
 
     assert batched_form(RandomAgent()) == (RandomAgent.act_batch, False)
     assert batched_form(HeuristicAgent()) == (HeuristicAgent.act_batch, False)

@@ -9,7 +9,7 @@ moves its waiting games in one ``act_batch`` call (``moves``): the agents of a c
 group, every other agent has its own, and those shared groups move first, so the table's generator (``rng``) is
 drawn in a fixed order and a run replays from its seed.
 
-This class seats the agents it is given, as ``wrappers.SingleAgentEnv`` takes them: one agent at every opponent
+This class seats the agents it is given, as ``single_agent_env.SingleAgentEnv`` takes them: one agent at every opponent
 seat, or a list with one per opponent seat, clockwise from the learner. Subclasses draw them per game instead
 (``packetrow_train.vec_selfplay.PoolOpponents``), adding agents with ``join``.
 """

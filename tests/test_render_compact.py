@@ -1,4 +1,4 @@
-"""The compact terminal layout (packetrow_env.compact, ``packetrow play --layout compact``): an 80x24 screen."""
+"""The compact terminal layout (packetrow_env.render_compact, ``packetrow play --layout compact``): an 80x24 screen."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from packetrow_agents import HeuristicAgent, terminal
 from packetrow_agents.terminal import HumanAgent
-from packetrow_env.compact import LEGEND, compact, pack, short_card, wrap
+from packetrow_env.render_compact import LEGEND, compact, pack, short_card, wrap
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
 

@@ -7,7 +7,7 @@ from gymnasium.utils.env_checker import check_env
 from packetrow_agents import RandomAgent
 from packetrow_env.env import final_rewards
 from packetrow_env.observation import encoder
-from packetrow_env.wrappers import SingleAgentEnv
+from packetrow_env.single_agent_env import SingleAgentEnv
 from packetrow_env.seat_view import SeatView
 
 
