@@ -33,8 +33,8 @@ Cash counts linearly (the floor of R-SCORE-2 only matters at the very end).
 Rollouts. From the new node the rollout policy ("random": uniform legal; "heuristic": HeuristicAgent)
 plays until ``rollout_rounds`` rounds have ended (0: evaluate at once; None: to the end of the game), so
 the evaluation sees every seat after the same number of takes. Defaults (rollout_rounds=2,
-exploration=1.0, partial_weight=0.25, eval_scale=3) come from 2-player matches; at 0.1 s per move
-random rollouts beat heuristic ones (about 2 random rollouts cost what 1 heuristic one does).
+exploration=1.0, partial_weight=0.25, eval_scale=3) come from 2-player matches; at a short time a move
+random rollouts beat heuristic ones, which cost more (docs/benchmarks.md).
 
 No cheating: the search sees hidden cards only through determinisations, and a determinisation depends
 only on what the acting seat knows (the sampler deals each unknown pool from its sorted cards), so two

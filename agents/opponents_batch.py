@@ -1,11 +1,10 @@
 """Opponents moved inside one compiled call: every game of a VectorGame played up to its learner's turn.
 
 Self-play steps many games with one learner seat each; between two learner moves every other seat moves,
-and in 4-player games that is about eleven rounds of opponent moves per learner step across the batch, each a
-dozen numpy and numba calls when every round goes through ``act_batch`` (docs/experiments.md's profile:
-most of the opponents' time was those calls). ``OpponentKernel.move`` instead plays each game, in one numba
-call, until its learner is to act, the game is over or the seat to act holds an agent without a compiled
-form. An agent's compiled form is its part of the agent protocol (``compiled_form``, a ``CompiledOpponent``):
+in several rounds of opponent moves per learner step across the batch, each a dozen numpy and numba calls when
+every round goes through ``act_batch`` (docs/experiments.md's profile: most of the opponents' time was those
+calls; docs/benchmarks.md). ``OpponentKernel.move`` instead plays each game, in one numba call, until its
+learner is to act, the game is over or the seat to act holds an agent without a compiled form. An agent's compiled form is its part of the agent protocol (``compiled_form``, a ``CompiledOpponent``):
 random players (a uniform legal action), the heuristic (its compiled rules, ``heuristic_batch.decide``) and snapshot
 policies (the compact observation, ``observe_compact.encode_rows``, and their stacked weights,
 ``policy_batch.stack_logits``). Those are the same kernels the batched agents use, so a move is the agent's; only the

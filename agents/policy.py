@@ -47,8 +47,8 @@ ACTIVATIONS = ("tanh", "relu")
 SHIPPED_MODEL = Path(str(files("packetrow_models") / "ppo_packetrow.npz"))
 SHIPPED_VALUE = Path(str(files("packetrow_models") / "ppo_packetrow_value.npz"))  # its value network
 # PolicyAgent.act_batch: one PolicyStack call up to this many rows per policy; measured
-# (benchmarks/policy_forward.py): the compiled call beats a numpy forward per policy up to about 8 rows per policy,
-# beyond, BLAS's products win
+# (benchmarks/policy_forward.py, docs/benchmarks.md): the compiled call beats a numpy forward per policy up to
+# about this many rows per policy, beyond, BLAS's products win
 STACK_ROWS_PER_POLICY = 8
 TRAIN_HINT = ("train one with `packetrow train --config configs/quick.yaml --out runs/quick` and load "
               "runs/quick/model.npz (agent spec ppo:path=runs/quick/model.npz)")

@@ -238,7 +238,8 @@ class raw_env(AECEnv):
 
 
 class _OrderEnforcing(OrderEnforcingWrapper):
-    """PettingZoo's order enforcement with direct attribute access (its __getattr__ costs ~45 µs a step)."""
+    """PettingZoo's order enforcement reading the raw env's attributes directly, not through its ``__getattr__``
+    (speed: docs/benchmarks.md#the-engine)."""
 
     def _forward(name):  # noqa: N805 - builds properties at class creation
         def get(self):

@@ -404,8 +404,7 @@ def payment(cat, resources, contracts) -> tuple[int, ...] | None:
 
 # At most 2**_SMALL subsets. The end of a real game finds a few contracts per hand, which the subset search
 # answers from the feasibility cache play has filled; from 6 contracts on the search over units is as fast
-# on cold caches, and it stays fast where the subset search does not (12 contracts: 22 ms against 315 ms at
-# worst over 30 random hands).
+# on cold caches, and it stays fast where the subset search does not (measured: docs/benchmarks.md).
 _SMALL = 6
 
 

@@ -2,10 +2,10 @@
 
 ``FIELDS`` is the one list of a position's fields. ``State``'s slots and buffer layout, ``seat_view.PublicState``,
 a batch's arrays (``vector.batch.allocate``) and the copies between a ``Game`` and a batch row are built from it.
-Two lists stay written out, for speed, and tests/test_state_fields.py holds them to the table: ``State.copy``
-(a loop over the fields makes a clone ~15% slower) and the ``vector.batch.Batch`` class (a NamedTuple the
-compiled kernels read by attribute; written out it shows each array's dtype and shape where the kernels'
-reader looks, and a generated class would be no faster).
+Two lists stay written out, and tests/test_state_fields.py holds them to the table: ``State.copy`` (for speed: a
+loop over the fields makes a clone slower, docs/benchmarks.md) and the ``vector.batch.Batch`` class (a NamedTuple
+the compiled kernels read by attribute; written out it shows each array's dtype and shape where the kernels' reader
+looks, and a generated class would be no faster).
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ class State:
         """An independent copy."""
         new = State.__new__(State)
         new._attach(self.buffer.copy())
-        # Written out: a loop over FIELDS makes a clone ~15% slower (see the module docstring).
+        # Written out: a loop over FIELDS makes a clone slower (see the module docstring).
         new.num_players = self.num_players
         new.supply_size = self.supply_size
         new.rng_state = self.rng_state

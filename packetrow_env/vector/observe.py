@@ -48,7 +48,7 @@ class BatchEncoder:
         count_at = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS), trash, dtype=np.int32)
         ship_at = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS), trash, dtype=np.int32)
         # by_board: where a card of a split pair lying at each location is counted, from its pair's offset: the
-        # column, or (not counted) back into the trash. No branch per card: mispredicted, it made the encoder 7% slower
+        # column, or (not counted) back into the trash. No branch per card: mispredicted, it made the encoder slower
         by_board = pieces["by_board"].offset
         assert trash_end - trash >= len(enc.board_pairs) * _SPLIT_WIDTH
         split_at = np.full((MAX_PLAYERS + 1, MAX_PLAYERS, NUM_LOCATIONS), trash - by_board, dtype=np.int32)

@@ -29,11 +29,12 @@ END_THRESHOLD = np.array([0, 0] + [_END[n] for n in range(2, 6)], dtype=np.int64
 SUPPLY_SIZE = np.array([0, 0] + [_SUPPLY_SIZE[n] for n in range(2, 6)], dtype=np.int64)  # R-SETUP-4
 _JIT = dict(cache=True, nogil=True)
 # Kernels that take the Batch (a tuple of ~30 arrays) are compiled without reference counting: with it every call
-# increfs and decrefs each array, measured at ~200 ns a call, half of a step's time. They allocate nothing (scratch
-# comes from the batch loops) and call only shipment's kernels, which are compiled with reference counting on.
+# increfs and decrefs each array, a large part of a step's time (measured, docs/benchmarks.md). They allocate
+# nothing (scratch comes from the batch loops) and call only shipment's kernels, which are compiled with reference
+# counting on.
 _NO_REFCOUNT = dict(_JIT, _nrt=False)
 # The kernels of every step (compute_mask, apply, _take, _end_round) are inlined into the batch loops: a call
-# copies the Batch's array structs onto the stack (measured: 0.40 -> 0.34 us of kernel time per game step).
+# copies the Batch's array structs onto the stack (measured, docs/benchmarks.md).
 
 
 @numba.njit(**_NO_REFCOUNT)

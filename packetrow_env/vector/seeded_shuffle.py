@@ -1,8 +1,8 @@
 """``np.random.default_rng(seed).permutation`` as compiled kernels, bit for bit: the deals of many games at once.
 
 ``Game.new(n, seed)`` shuffles with numpy's default generator (SeedSequence -> PCG64 -> Fisher-Yates with
-rejection sampling). Creating one generator per seed costs ~20 µs of Python, most of a re-deal in a batch, so the
-batch re-implements those three pieces; tests/test_seeded_shuffle.py compares them with numpy for many seeds.
+rejection sampling). Creating one generator per seed was most of a re-deal's time in a batch (docs/benchmarks.md),
+so the batch re-implements those three pieces; tests/test_seeded_shuffle.py compares them with numpy for many seeds.
 Every number is uint64 arithmetic (PCG64's 128-bit state as two words): numba would turn mixed signed/unsigned
 arithmetic into floats.
 """
