@@ -93,7 +93,7 @@ def test_heuristic_ships_whenever_it_can():
 
 
 def test_heuristic_beats_random_clearly():
-    """A smoke check of strength (the measured figure is in the README): it wins most 4-player games."""
+    """A smoke check of strength (the measured figure is in docs/benchmarks.md): it wins most 4-player games."""
     wins = 0
     for seed in range(20):
         seat = seed % 4

@@ -68,7 +68,7 @@ def test_curve_rejects_a_directory_without_logs(tmp_path, capsys):
 
 
 def test_the_shipped_curves_evaluations_redraw_from_models(tmp_path, capsys):
-    """The README's command: the shipped agent's evaluations panel from models/ppo_packetrow_eval.csv alone."""
+    """The model card's command: the shipped agent's evaluations panel from models/ppo_packetrow_eval.csv alone."""
     shipped = Path(__file__).resolve().parent.parent / "models" / "ppo_packetrow_eval.csv"
     out = tmp_path / "shipped.png"
     assert main(["curve", str(shipped), "--out", str(out)]) == 0

@@ -108,7 +108,7 @@ def test_play_against_the_shipped_agent_in_the_terminal():
 
 
 def test_the_shipped_agent_still_beats_the_heuristic():
-    """A regression guard, not the measurement (README: 98.7% of 1000 games): a change to the observation or
+    """A regression guard, not the measurement (the model card: 99.9% of 1000 games): a change to the observation or
     the rules that the model silently no longer fits shows up as lost games."""
     result = run_tournament(["ppo", "heuristic"], 2, 40, seed=11, workers=1, progress=False)
     assert result.row("ppo")["win_rate"] >= 0.75

@@ -192,7 +192,7 @@ def test_watching_a_tournament_game_shows_the_replayed_scores(server, browser, t
 
 
 def make_screenshot(path: str, seed: int = 11, clicks: int = 14) -> None:
-    """A screenshot of a game in progress against the shipped agent at 1280x800 (README's docs/screenshot.png)."""
+    """A screenshot of a game in progress against the shipped agent at 1280x800 (docs/screenshot.png, shown on docs/play.md)."""
     folder = tempfile.mkdtemp()
     app, url, httpd = start_server(folder)
     driver = start_browser(os.path.join(folder, "profile"))
