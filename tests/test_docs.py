@@ -1,13 +1,15 @@
-"""The README and the docs pages: their generated parts match the code, their links resolve, and every
-```python block in them runs as written."""
+"""The README and the docs pages: their generated parts match the code, their links resolve, every ```python
+block in them runs as written, and every ``packetrow`` command they show parses."""
 
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from packetrow_cli.main import build_parser
 from packetrow_env.compact_observation import encoder as compact_encoder
 from packetrow_env.observation import added_pieces_table, layout_table
 from packetrow_train.config import config_reference
@@ -66,7 +68,7 @@ def test_ci_smokes_the_wheel_installed_non_editable_from_an_empty_directory():
 
 def test_the_readme_is_an_entry_point():
     text = README.read_text()
-    assert len(text.splitlines()) <= 300
+    assert len(text.splitlines()) <= 200
     assert "(docs/rules.md)" in text and "(docs/index.md)" in text
 
 
@@ -96,6 +98,74 @@ def test_the_readme_and_the_docs_have_python_examples():
     pages = [page for page, _, _ in python_blocks()]
     assert pages.count("README.md") >= 5
     assert {"engine.md", "environment.md", "vector.md", "catalogue.md"} <= set(pages)
+
+
+def fenced_blocks(text: str) -> list[tuple[str, str, str]]:
+    """Every fenced block of a Markdown page, at any indentation, with ``` or ~~~: (its opening line, its info
+    string, its code)."""
+    blocks, lines, i = [], text.splitlines(), 0
+    while i < len(lines):
+        opening = re.match(r"^[ \t]*(`{3,}|~{3,})(.*)$", lines[i])
+        if not opening:
+            i += 1
+            continue
+        fence = opening.group(1)
+        end = next((j for j in range(i + 1, len(lines))
+                    if re.match(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", lines[j])), len(lines))
+        blocks.append((lines[i], opening.group(2).strip(), "\n".join(lines[i + 1:end])))
+        i = end + 1
+    return blocks
+
+
+# what a fence's info string names Python as: python, py, python3, pycon, ipython; or a MyST directive's argument
+PYTHON_INFO = re.compile(r"^(\{[\w-]+\}\s*)?(python\d?|py|pycon|ipython\d?)\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_python_block_of_a_page_is_one_the_suite_runs(page):
+    """A Python block that ``python_blocks`` would not collect (indented, another fence or spelling, reST's
+    code-block) would never run: every one must be a plain ```python block."""
+    text = page.read_text()
+    python = [opening for opening, info, _ in fenced_blocks(text) if PYTHON_INFO.match(info)]
+    assert [opening for opening in python if opening != "```python"] == [], "write it as a ```python block"
+    assert len(python) == sum(1 for name, _, _ in python_blocks() if name == page.name)
+    assert not re.search(r"^\s*\.\. (code-block|code|sourcecode)::\s*python", text, flags=re.MULTILINE)
+
+
+def packetrow_commands() -> list[tuple[str, list[str]]]:
+    """Every ``packetrow`` command of the README and the docs pages: the lines of their ```bash blocks and the
+    ``$ ``-prompted lines of their other blocks (transcripts), as (page, its words after ``packetrow``)."""
+    commands = []
+    for page in PAGES:
+        for _, info, code in fenced_blocks(page.read_text()):
+            if PYTHON_INFO.match(info):
+                continue
+            for line in code.replace("\\\n", " ").splitlines():
+                if info != "bash":
+                    if not line.startswith("$ "):
+                        continue
+                    line = line[2:]
+                for part in line.split("&&"):  # "pip install ... && packetrow train ..."
+                    words = shlex.split(part, comments=True)
+                    if words[:1] == ["packetrow"]:
+                        commands.append((page.name, words[1:]))
+    return commands
+
+
+def test_the_readme_and_the_docs_show_packetrow_commands():
+    pages = [page for page, _ in packetrow_commands()]
+    assert pages.count("README.md") >= 5 and {"agents.md", "model_card.md", "evaluation.md"} <= set(pages)
+
+
+@pytest.mark.parametrize("page, words", packetrow_commands(), ids=lambda value: str(value)[:40])
+def test_every_packetrow_command_of_the_docs_parses(page, words, capsys):
+    """Each command shown parses with the ``packetrow`` parser: its subcommand and options exist and take those
+    values. Parsed, not run: the pages' commands are long jobs (training, 1,000-game tournaments, a Ray cluster)
+    or interactive (the terminal, the browser)."""
+    try:
+        build_parser(words[0]).parse_args(words)
+    except SystemExit:
+        pytest.fail(f"{page}: packetrow {shlex.join(words)}\n{capsys.readouterr().err}")
 
 
 @pytest.mark.parametrize("page, number, code", python_blocks(), ids=lambda value: str(value)[:20])
