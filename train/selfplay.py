@@ -38,7 +38,7 @@ from packetrow_agents.policy import NumpyPolicy
 from packetrow_arena.stats import win_shares
 from packetrow_env import cards
 from packetrow_env.env import final_rewards
-from packetrow_env.wrappers import SingleAgentEnv
+from packetrow_env.single_agent_env import SingleAgentEnv
 
 from .belief_head import BeliefPPO, BeliefPolicy
 from .compact_extractor import compact_policy_kwargs
