@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from gymnasium.vector import AutoresetMode
 
 from packetrow_env import actions
 from packetrow_env.observation import encoder
@@ -59,12 +60,53 @@ def test_learner_games_wait_for_the_learner_and_reward_his_seat():
     assert opponents.moves > 0
 
 
+def over(observations: np.ndarray) -> np.ndarray:
+    """bool[B]: which observations show a finished game (the phase piece's ``over``)."""
+    return np.array([encoder().split(vector)["phase"][3] == 1 for vector in observations])
+
+
+def next_step_play(env, steps: int, seed: int):
+    """Random legal learner moves in a NEXT_STEP vector env (wrapped or not), checking the contract at every step: a
+    game that ends leaves no legal action, and the step after it is not done, pays 0 and ignores its action (an
+    illegal one is passed there); yields each step's (observations, rewards, terminated, infos)."""
+    observations, infos = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    finished = np.zeros(env.num_envs, bool)
+    for _ in range(steps):
+        acts = random_legal(infos["action_mask"], rng)
+        acts[finished] = actions.SHIP  # ignored: in a game that moves, an illegal action would raise
+        observations, rewards, terminated, truncated, infos = env.step(acts)
+        assert not truncated.any() and not terminated[finished].any() and (rewards[finished] == 0).all()
+        assert not infos["action_mask"][terminated].any() and infos["action_mask"][~terminated].any(axis=1).all()
+        yield observations, rewards, terminated, infos
+        finished = terminated
+
+
+def test_gymnasium_vector_env_autoresets_next_step_by_default():
+    """NEXT_STEP: the step a game ends shows the finished game (its reward, terminated, no legal action) and its
+    learner's seat and player count; the next step shows a new game (``next_step_play``)."""
+    env = PacketRowVectorEnv(num_envs=4, num_players=[2, 3], seed=0)
+    assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP == type(env).metadata["autoreset_mode"]
+    finals = 0
+    for obs, rewards, terminated, infos in next_step_play(env, 400, seed=1):
+        assert env.observation_space.contains(obs)
+        assert (over(obs) == terminated).all()
+        assert np.array_equal(env.action_masks(), infos["action_mask"])
+        if terminated.any():
+            finals += int(terminated.sum())
+            assert np.array_equal(infos["_learner_seat"], terminated)
+            assert (infos["num_players"][terminated] >= 2).all()
+            assert (infos["learner_seat"][terminated] < infos["num_players"][terminated]).all()
+    assert finals > 0
+
+
 def test_gymnasium_vector_env_steps_and_autoresets_same_step():
-    """The VectorEnv declares SAME_STEP autoreset and reports final observations of the games that ended."""
-    env = PacketRowVectorEnv(num_envs=4, num_players=2, seed=0)
+    """SAME_STEP, on request: the row of a game that ended shows the next game; final observations in infos."""
+    env = PacketRowVectorEnv(num_envs=4, num_players=2, seed=0, autoreset_mode="SameStep")
     obs, infos = env.reset(seed=1)
     assert env.observation_space.contains(obs)
-    assert env.metadata["autoreset_mode"].name == "SAME_STEP"
+    assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    assert PacketRowVectorEnv.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP  # the class keeps its default
     rng = np.random.default_rng(0)
     finals = 0
     for _ in range(300):
@@ -75,8 +117,10 @@ def test_gymnasium_vector_env_steps_and_autoresets_same_step():
         if terminated.any():
             finals += int(terminated.sum())
             assert np.array_equal(infos["_final_obs"], terminated)
+            assert np.array_equal(infos["_final_info"], terminated)
             for i in np.flatnonzero(terminated):
                 assert env.single_observation_space.contains(infos["final_obs"][i])
+                assert over(infos["final_obs"][i][None])[0] and not over(obs[[i]])[0]
     assert finals > 0
     assert np.array_equal(env.action_masks(), infos["action_mask"])
 
@@ -98,6 +142,8 @@ def test_gymnasium_vector_env_is_reproducible():
 def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="num_envs"):
         PacketRowVectorEnv(num_envs=0)
+    with pytest.raises(ValueError, match=r"autoreset_mode must be one of .*NEXT_STEP.*SAME_STEP.*got 'Disabled'"):
+        PacketRowVectorEnv(num_envs=2, autoreset_mode=AutoresetMode.DISABLED.value)
     with pytest.raises(ValueError, match="num_players"):
         LearnerGames(2, num_players=[2, 7])
     with pytest.raises(ValueError, match="reward_mode"):
