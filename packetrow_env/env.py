@@ -102,6 +102,9 @@ class raw_env(AECEnv):
             "observation": spaces.Box(0.0, info.observation_high[observation_encoding], (size,), np.float32),
             "action_mask": spaces.Box(0, 1, (num_actions,), np.int8)}) for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(num_actions) for agent in self.possible_agents}
+        # state() is seat 0's one-hot observation in full mode, whatever this env's mode and encoding
+        self.state_space = spaces.Box(0.0, info.observation_high["onehot"], (info.observation_sizes["full", "onehot"],),
+                                      np.float32)
         self._no_mask = np.zeros(num_actions, dtype=np.int8)
         self._no_mask.flags.writeable = False
         self._seeds = np.random.default_rng()
@@ -170,7 +173,8 @@ class raw_env(AECEnv):
                         action_mask=mask)
 
     def state(self) -> np.ndarray:
-        """A global full-information vector (for centralised critics)."""
+        """A global full-information vector for centralised critics, in ``state_space``: seat 0's one-hot observation
+        in ``full`` mode (privileged: every hand and deck, never a fair observation for a seat)."""
         return encoder(self.cards).state_vector(self.game)
 
     def step(self, action):

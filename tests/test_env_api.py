@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, seed_test, state_test
 
 import packetrow_env
 from packetrow_env.env import final_rewards
@@ -56,6 +56,29 @@ def test_pettingzoo_api_test_raw_env(n):
 @pytest.mark.parametrize("n", PLAYER_COUNTS)
 def test_pettingzoo_seed_test(n, mode):
     seed_test(lambda: packetrow_env.env(num_players=n, observation_mode=mode), num_cycles=100)
+
+
+@pytest.mark.parametrize("n", PLAYER_COUNTS)
+def test_pettingzoo_state_test(n):
+    # state_test samples actions without the mask, so illegal ones end the game (penalize) instead of raising; its
+    # last part asks a parallel env for its state after reset: Packet Row is turn-based and has no parallel API
+    # (is_parallelizable False), so the AEC env answers it
+    env = packetrow_env.env(num_players=n, illegal_action="penalize")
+    state_test(env, env, num_cycles=100)
+
+
+@pytest.mark.parametrize("n", PLAYER_COUNTS)
+def test_the_state_lies_in_its_space_through_whole_games(n):
+    """state_test's random actions end a game at its first illegal one; legal play reaches every phase and the end."""
+    env = packetrow_env.env(num_players=n, observation_mode="table", observation_encoding="compact")
+    env.reset(seed=n)
+    space = env.unwrapped.state_space
+    assert space.shape == (game_info(n).observation_sizes["full", "onehot"],)
+    rng = np.random.default_rng(n)
+    while not env.terminations[env.agent_selection]:
+        assert space.contains(env.state())
+        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+    assert space.contains(env.state())
 
 
 def test_pettingzoo_seed_test_other_modes():
