@@ -6,6 +6,7 @@ import types
 from importlib.metadata import version
 
 from .engine import Game, IllegalActionError
+from . import gymnasium_ids
 
 __all__ = ["Game", "IllegalActionError", "env", "raw_env"]
 __version__ = version("packetrow")  # pyproject.toml is the one place the version is written
@@ -33,3 +34,4 @@ def __getattr__(name: str):
 
 
 sys.modules[__name__].__class__ = _Package
+gymnasium_ids.register_with_gymnasium()  # gymnasium.make("packetrow/SingleAgent-v2"), without loading Gymnasium here

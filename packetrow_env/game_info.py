@@ -52,6 +52,12 @@ class GameType:
         """The PettingZoo env id, e.g. 'packetrow_v2'."""
         return f"{self.short_name}_v{self.env_version}"
 
+    @property
+    def gymnasium_id(self) -> str:
+        """The Gymnasium id of the single-agent env and its batched vector env, e.g. 'packetrow/SingleAgent-v2'
+        (``packetrow_env.gymnasium_ids``)."""
+        return f"{self.short_name}/SingleAgent-v{self.env_version}"
+
 
 GAME_TYPE = GameType(short_name="packetrow", long_name="Packet Row", env_version=ENV_VERSION,
                      min_num_players=MIN_PLAYERS, max_num_players=MAX_PLAYERS, dynamics="sequential",
@@ -137,7 +143,8 @@ def describe(num_players: int = 4, cards: Catalogue | str | None = None) -> dict
         sizes.setdefault(mode, {})[encoding] = size
     longest = info.longest_game
     kind = {f.name: getattr(GAME_TYPE, f.name) for f in fields(GameType)}
-    return {**kind, "utility": dict(GAME_TYPE.utility), "env_id": GAME_TYPE.env_id, "num_players": info.num_players,
+    return {**kind, "utility": dict(GAME_TYPE.utility), "env_id": GAME_TYPE.env_id,
+            "gymnasium_id": GAME_TYPE.gymnasium_id, "num_players": info.num_players,
             "num_distinct_actions": info.num_distinct_actions, "max_game_length": info.max_game_length,
             "longest_game": {**asdict(longest), "pages": longest.pages}, "observation_sizes": sizes,
             "observation_high": dict(info.observation_high)}
