@@ -47,6 +47,18 @@ def vector_game() -> None:
     print("ok: VectorGame played 8 games")
 
 
+def gymnasium_ids() -> None:
+    import gymnasium
+
+    import packetrow_env  # noqa: F401 - registers packetrow/SingleAgent-v2
+
+    env = gymnasium.make("packetrow/SingleAgent-v2", num_players=2, opponents="heuristic")
+    env.reset(seed=0)
+    envs = gymnasium.make_vec("packetrow/SingleAgent-v2", num_envs=4, opponents="ppo")
+    envs.reset(seed=0)
+    print("ok: gymnasium.make and make_vec built the registered envs")
+
+
 def belief_posterior() -> None:
     from packetrow_agents import HeuristicAgent, RandomAgent
     from packetrow_agents.policy import action_model
@@ -103,6 +115,7 @@ def main() -> None:
     the_install_is_not_the_checkout()
     packetrow("--help")
     vector_game()
+    gymnasium_ids()
     belief_posterior()
     packetrow("tournament", "--agents", "search:rollouts=8,heuristic", "--players", "2", "--games", "2",
               "--no-progress")
