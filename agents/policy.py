@@ -201,25 +201,44 @@ class NumpyPolicy:
         gumbel = -np.log(-np.log(rng.random(logits.shape)))  # argmax(logits + Gumbel) samples softmax(logits)
         return (logits + gumbel).argmax(axis=1)
 
+    def non_finite(self) -> list[str]:
+        """The ``.npz`` entries whose values are not all finite (NaN or infinite: a diverged training); [] if none."""
+        return [name for name, array in self._arrays().items() if not np.isfinite(array).all()]
+
+    def _refuse_non_finite(self) -> None:
+        bad = self.non_finite()
+        if bad:
+            raise ModelFormatError(f"not writing a policy whose weights are not finite (NaN or infinite in "
+                                   f"{', '.join(bad)}): the training that made it diverged")
+
+    def _arrays(self) -> dict[str, np.ndarray]:
+        """The arrays of the ``.npz`` by entry name, in the file's order (the metadata aside)."""
+        arrays = {"embedding": self.embedding, "index_slices": self.index_slices} if self.embedding is not None else {}
+        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
+            arrays[f"layer_{i}_weight"], arrays[f"layer_{i}_bias"] = w, b
+        arrays["action_weight"], arrays["action_bias"] = self.action_weight, self.action_bias
+        return arrays
+
     def save(self, path) -> Path:
-        """Write the policy to a ``.npz`` file; returns its path."""
+        """Write the policy to a ``.npz`` file; returns its path. Non-finite weights: ``write``'s error, no file."""
         path = Path(path)
+        self._refuse_non_finite()
         path.parent.mkdir(parents=True, exist_ok=True)
+        # np.savez appends .npz to a name without it; write through a handle so the path is exactly ``path``
+        with path.open("wb") as f:
+            self.write(f)
+        return path
+
+    def write(self, file) -> None:
+        """Write the policy as ``.npz`` bytes to an open binary file (an atomic writer's, say); a ModelFormatError,
+        before anything is written, if a weight is not finite."""
+        self._refuse_non_finite()
         compact = self.embedding is not None
         meta = {**self.metadata, "format_version": 2 if compact else 1, "activation": self.activation,
                 "observation_mode": self.observation_mode, "observation_encoding": self.observation_encoding,
                 "observation_size": self.observation_size, "num_actions": self.num_actions,
                 "hidden_layers": len(self.weights)}
-        arrays = {"meta": np.array(json.dumps(meta, sort_keys=True))}
-        if compact:
-            arrays["embedding"], arrays["index_slices"] = self.embedding, self.index_slices
-        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
-            arrays[f"layer_{i}_weight"], arrays[f"layer_{i}_bias"] = w, b
-        arrays["action_weight"], arrays["action_bias"] = self.action_weight, self.action_bias
-        # np.savez appends .npz to a name without it; write through a handle so the path is exactly ``path``
-        with path.open("wb") as f:
-            np.savez_compressed(f, **arrays)
-        return path
+        np.savez_compressed(file, meta=np.array(json.dumps(meta, sort_keys=True)), **self._arrays())
 
     @classmethod
     def load_npz(cls, path) -> NumpyPolicy:
@@ -270,6 +289,10 @@ class NumpyPolicy:
             raise ModelFormatError(f"{path}: the weights' sizes ({policy.observation_size} in, {policy.num_actions} "
                                    f"out) contradict the metadata ({meta.get('observation_size')} in, "
                                    f"{meta.get('num_actions')} out)")
+        bad = policy.non_finite()
+        if bad:
+            raise ModelFormatError(f"{path}: its weights are not finite (NaN or infinite in {', '.join(bad)}); the "
+                                   "training that wrote it diverged: retrain with a lower ppo.learning_rate")
         return policy
 
 

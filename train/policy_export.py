@@ -22,7 +22,8 @@ def export_policy(model, observation_mode: str | None = None, metadata: dict | N
     """A NumpyPolicy copy of a MaskablePPO model's (or MaskableActorCriticPolicy's) policy network.
 
     The features extractor may be SB3's FlattenExtractor (a onehot policy) or the trainer's CompactExtractor
-    (a compact policy: its embedding and index floats become the NumpyPolicy's input stage).
+    (a compact policy: its embedding and index floats become the NumpyPolicy's input stage). A network whose
+    weights are not all finite is refused (ModelFormatError).
     """
     policy = getattr(model, "policy", model)
     return _export_network(model, getattr(policy, "pi_features_extractor", policy.features_extractor),
@@ -76,6 +77,10 @@ def _export_network(model, extractor, layers, head, observation_mode, metadata) 
     exported = NumpyPolicy(weights, biases, head.weight.detach().cpu().numpy().T.copy(),
                            head.bias.detach().cpu().numpy().copy(), activations.pop() if activations else "tanh",
                            mode, meta, **stage)
+    bad = exported.non_finite()
+    if bad:  # a diverged training's network: nothing plays it, and no file should hold it
+        raise ModelFormatError(f"cannot export a network whose weights are not finite (NaN or infinite in "
+                               f"{', '.join(bad)}): its training diverged")
     if encoding not in (None, exported.observation_encoding):
         raise ModelFormatError(f"the metadata says observation_encoding {encoding!r} but the network's {name} reads "
                                f"the {exported.observation_encoding} observation")

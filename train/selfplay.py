@@ -43,6 +43,7 @@ from packetrow_env.single_agent_env import SingleAgentEnv
 from .belief_head import BeliefPPO, BeliefPolicy
 from .compact_extractor import compact_policy_kwargs
 from .config import ConfigError, TrainConfig, check_config
+from .divergence import check_update
 from .evaluation import evaluate_model
 from .fast_tanh import FastTanh
 from .policy_export import import_policy
@@ -167,6 +168,11 @@ class SelfPlayCallback(BaseCallback):
     def _on_rollout_start(self) -> None:
         self._update_threads.after_update()  # the update between two rollouts has ended
         torch.set_num_threads(self.config.torch_threads)
+        # before this rollout's steps snapshot, checkpoint or evaluate the updated weights
+        check_update(self.model, self.num_timesteps, self.config.ppo.learning_rate)
+
+    def _on_training_end(self) -> None:
+        check_update(self.model, self.num_timesteps, self.config.ppo.learning_rate)  # the last update's
 
     def _on_rollout_end(self) -> None:
         # the PPO update comes next: nothing else of the run works then (update_threads.py)

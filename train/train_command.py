@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 from packetrow_arena.ray_cluster import RayUnavailableError
 from . import rllib_selfplay, selfplay
 from .config import TRAINERS, ConfigError, check_choice, check_config, config_from_dict, read_config
+from .divergence import TrainingDivergedError
 from .evaluation import format_evaluation
 from .run_dir import environment_versions
 
@@ -29,6 +32,9 @@ def _train(args) -> int:
         result = selfplay.train(config, out=args.out, resume=args.resume,
                                 progress_bar=False if args.no_progress else None, overwrite=args.overwrite,
                                 trust_checkpoint=args.trust_checkpoint)
+    except TrainingDivergedError as error:  # not a usage error: the config was read, the run went wrong
+        print(f"packetrow train: error: {error}", file=sys.stderr)
+        return 1
     except ConfigError as error:
         args.parser.error(str(error))
     minutes, seconds = divmod(result.wall_seconds, 60)
