@@ -1,5 +1,8 @@
-"""Long runs lose nothing (issue #47): divergence stops a run.
+"""Long runs lose nothing (issue #47): whole files, resume, no orphaned rollout process, divergence stops a run.
 
+- Every file a run writes is whole under its final name: a write killed half-way (a real SIGKILL, in a subprocess,
+  at a chosen byte) leaves the old file or none, and a temporary file that resume reports and ignores.
+- Resuming drops eval.csv's rows newer than the checkpoint and a torn last row, so no step appears twice.
 - An infinite learning rate stops the run with one line and writes no model; nothing writes or loads a policy whose
   weights are not finite.
 
@@ -9,6 +12,12 @@ after the first run of the suite).
 
 from __future__ import annotations
 
+import csv
+import signal
+import subprocess
+import sys
+import textwrap
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +28,10 @@ pytest.importorskip("sb3_contrib")
 
 from packetrow_agents.policy import ModelFormatError, NumpyPolicy  # noqa: E402
 from packetrow_cli.main import main  # noqa: E402
+from packetrow_train.atomic_files import atomic_write, leftovers, write_text  # noqa: E402
+from packetrow_train.curve import evaluation_rows  # noqa: E402
+from packetrow_train.config import ConfigError  # noqa: E402
+from packetrow_train.run_dir import EVAL_COLUMNS, append_eval_rows, prepare_out, prepare_resume  # noqa: E402
 from tests.test_training import small_policy, tiny  # noqa: E402
 
 
@@ -33,6 +46,134 @@ def write_config(path: Path, **changes) -> Path:
     data["log"].update(tensorboard=False)
     path.write_text(yaml.safe_dump(data))
     return path
+
+
+# --------------------------------------------------------------------------- atomic files
+def test_an_error_inside_an_atomic_write_leaves_the_old_file(tmp_path):
+    path = write_text(tmp_path / "config.yaml", "old\n")
+    with pytest.raises(OSError, match="disk full"):
+        with atomic_write(path) as file:
+            file.write(b"new, half")
+            raise OSError("disk full")
+    assert path.read_text() == "old\n" and leftovers(tmp_path) == []
+    with atomic_write(path) as file:
+        file.write(b"new\n")
+    assert path.read_text() == "new\n" and sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml"]
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_a_kill_in_the_middle_of_a_write_leaves_no_torn_file(tmp_path):
+    """A process SIGKILLed half-way through a 4 MB write (at a chosen byte: deterministic): the final name holds
+    the old file, the half-written bytes are a temporary file that resume reports."""
+    path = write_text(tmp_path / "checkpoints" / "step_0000001024.zip", "the old checkpoint")
+    script = textwrap.dedent(f"""
+        import os, signal
+        from packetrow_train.atomic_files import atomic_write
+        with atomic_write({str(path)!r}) as file:
+            file.write(bytes(2 << 20))
+            file.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+            file.write(bytes(2 << 20))
+    """)
+    finished = subprocess.run([sys.executable, "-c", script], timeout=60)
+    assert finished.returncode == -signal.SIGKILL
+    assert path.read_text() == "the old checkpoint"
+    (leftover,) = leftovers(tmp_path)
+    assert leftover.parent == path.parent and leftover.name.startswith(".step_0000001024.zip.")
+    assert leftover.stat().st_size == 2 << 20
+    (line,) = prepare_resume(tmp_path, 1024)
+    assert line.startswith("ignoring 1 temporary file(s)") and leftover.name in line and leftover.exists()
+
+
+def test_overwrite_deletes_the_temporary_files_of_an_old_run(tmp_path):
+    leftover = tmp_path / "checkpoints" / ".step_0000001024.zip.x1y2.partial"
+    write_text(leftover, "half a checkpoint")
+    write_text(tmp_path / ".eval.csv.x3y4.partial", "half a row")
+    with pytest.raises(ConfigError, match="already holds files"):
+        prepare_out(tmp_path, fresh=True, overwrite=False)
+    prepare_out(tmp_path, fresh=True, overwrite=True)
+    assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- eval.csv on resume
+def eval_row(step: int, stage: str = "periodic") -> dict:
+    return dict.fromkeys(EVAL_COLUMNS, 1) | {"timesteps": step, "stage": stage, "opponent": "random",
+                                             "num_players": 2, "win_rate": 0.5}
+
+
+def test_resume_drops_a_torn_row_and_the_rows_newer_than_its_checkpoint(tmp_path):
+    path = tmp_path / "eval.csv"
+    append_eval_rows(path, [eval_row(512), eval_row(1024)])
+    append_eval_rows(path, [eval_row(1536)])
+    whole = path.read_bytes()
+    path.write_bytes(whole + b"2048,periodic,ran")  # a kill in the middle of a row (a writer before #47's)
+    lines = prepare_resume(tmp_path, 1024)
+    assert lines == [f"{path}: dropped 1 row(s) newer than the checkpoint's step 1024 and a torn last row"]
+    append_eval_rows(path, [eval_row(1536), eval_row(2048, "final")])  # the resumed run's rows, not glued on
+    rows = evaluation_rows(path)  # packetrow curve reads it
+    assert [(r["timesteps"], r["stage"]) for r in rows] == [(512, "periodic"), (1024, "periodic"),
+                                                            (1536, "periodic"), (2048, "final")]
+    assert prepare_resume(tmp_path, 2048) == []  # nothing to do: nothing reported, nothing rewritten
+
+
+def test_appending_to_a_torn_file_drops_the_torn_row(tmp_path):
+    path = tmp_path / "eval.csv"
+    append_eval_rows(path, [eval_row(512)])
+    path.write_bytes(path.read_bytes() + b"1024,peri")
+    append_eval_rows(path, [eval_row(1024)])
+    with path.open(newline="") as f:
+        assert [r["timesteps"] for r in csv.DictReader(f)] == ["512", "1024"]
+
+
+# --------------------------------------------------------------------------- a kill during a checkpoint
+KILL_IN_CHECKPOINT = """
+import os, signal, sys
+from packetrow_cli.main import main
+from packetrow_train.rollout import RolloutPPO
+
+save = RolloutPPO.save
+
+def save_then_die(self, file, *args, **kwargs):
+    # the checkpoint of step {step}: half an archive on disk, then the kill
+    if self.num_timesteps >= {step}:
+        file.write(b"PK\\x03\\x04" + bytes(1 << 20))
+        file.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return save(self, file, *args, **kwargs)
+
+RolloutPPO.save = save_then_die
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_a_kill_during_a_checkpoint_leaves_whole_files_and_resumes(tmp_path, capsys):
+    """A run SIGKILLed while its second checkpoint is written: every file under a final name is whole, and the
+    resume from the first checkpoint reports the leftover, drops the later evaluation and evaluates it again."""
+    config = write_config(tmp_path / "tiny.yaml", total_timesteps=2048, eval__every=512, checkpoint__every=1024)
+    out = tmp_path / "run"
+    killed = subprocess.run([sys.executable, "-c", KILL_IN_CHECKPOINT.replace("{step}", "2048"), "train",
+                             "--config", str(config), "--out", str(out), "--no-progress"],
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    checkpoints = out / "checkpoints"
+    assert not (checkpoints / "step_0000002048.zip").exists() and (checkpoints / "step_0000001024.zip").exists()
+    for path in out.rglob("*.zip"):  # whole archives only under final names
+        with zipfile.ZipFile(path) as archive:
+            assert archive.testzip() is None
+    for path in out.rglob("*.npz"):
+        NumpyPolicy.load_npz(path)
+    (leftover,) = leftovers(out)
+    assert leftover.parent == checkpoints and leftover.name.startswith(".step_0000002048.zip.")
+    assert [r["timesteps"] for r in evaluation_rows(out / "eval.csv")] == [512, 1024, 1536]
+
+    assert main(["train", "--config", str(config), "--out", str(out), "--resume", str(checkpoints /
+                 "step_0000001024.zip"), "--trust-checkpoint", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert f"resume: ignoring 1 temporary file(s) that an interrupted run left in {out}" in err
+    assert "dropped 1 row(s) newer than the checkpoint's step 1024" in err
+    assert [r["timesteps"] for r in evaluation_rows(out / "eval.csv")] == [512, 1024, 1536, 2048]  # each step once
+    assert (checkpoints / "step_0000002048.zip").is_file() and leftover.exists()  # ignored, not read
 
 
 # --------------------------------------------------------------------------- divergence

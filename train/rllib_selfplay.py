@@ -41,12 +41,13 @@ from packetrow_arena.ray_cluster import import_ray, ray_session
 from packetrow_env.env import REWARD_MODES
 from packetrow_env.observation import MODES
 
+from .atomic_files import write_text
 from .config import (ACTIVATIONS, ConfigError, check_agent_specs, check_choice, check_net_arch, check_positive,
                      check_run_name, load_sections, option)
 from .evaluation import EVAL_SEED_OFFSET, evaluate
 from .pool import OpponentPool, check_mixture
 from .rllib_vector_env import LearnerVectorEnv
-from .run_dir import RLLIB_RUN_FILES, prepare_out, write_yaml
+from .run_dir import RLLIB_RUN_FILES, prepare_out, save_policy, write_yaml
 from .update_threads import single_threaded_openblas
 
 
@@ -331,8 +332,8 @@ def train(config: RLlibConfig, out=None, ray_address: str | None = None, progres
                                                      "league_size": league.versions + 1})
         finally:
             algorithm.stop()
-    npz_path = policy.save(out / "model.npz")
-    (out / "iterations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    npz_path = save_policy(policy, out / "model.npz")
+    write_text(out / "iterations.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
     evaluation = []
     if config.eval.games:
         agent = PolicyAgent(policy=policy, deterministic=True)

@@ -8,11 +8,17 @@
     tb/                        TensorBoard logs (tensorboard --logdir DIR/tb)
     eval.csv                   every evaluation: steps, opponent, players, games, win rate [95% CI], rank, VP,
                                train_seconds (wall time of this run or resume so far, evaluations left out)
+
+Every file but TensorBoard's logs is written whole or not at all (``atomic_files``): a kill leaves the old file or
+the new one, and at most a temporary ``.NAME.*.partial`` beside it, which a resume reports and ignores. A resume
+also drops eval.csv's rows newer than its checkpoint (they are evaluated again) and a torn last row that a writer
+before atomic files may have left (``prepare_resume``).
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import shutil
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -20,6 +26,7 @@ from pathlib import Path
 
 import yaml
 
+from .atomic_files import atomic_write, leftovers, write_text
 from .config import ConfigError, TrainConfig
 from .policy_export import export_policy
 
@@ -46,7 +53,8 @@ def environment_versions() -> dict[str, str]:
 def prepare_out(out: Path, fresh: bool, overwrite: bool, files=RUN_FILES, folders=RUN_FOLDERS) -> None:
     """Create the output directory; a fresh run into one holding files needs ``overwrite`` (then clears the old run).
 
-    ``files`` and ``folders``: what a run of this trainer writes there, the only things ``overwrite`` deletes.
+    ``files`` and ``folders``: what a run of this trainer writes there, the only things ``overwrite`` deletes
+    (with the temporary files that interrupted writes left beside them, ``atomic_files.leftovers``).
     """
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out} is a file, not a directory")
@@ -58,29 +66,82 @@ def prepare_out(out: Path, fresh: bool, overwrite: bool, files=RUN_FILES, folder
         # an earlier run's files only: its evaluations, checkpoints, snapshots and logs would mix with this run's
         for name in files:
             (out / name).unlink(missing_ok=True)
+        for path in leftovers(out):
+            path.unlink(missing_ok=True)
         for name in folders:
             if (out / name).is_dir():
                 shutil.rmtree(out / name)
     out.mkdir(parents=True, exist_ok=True)
 
 
+def out_dir(config: TrainConfig, out=None) -> Path:
+    """The run's directory: ``out``, or runs/NAME by default."""
+    return Path(out) if out is not None else Path("runs") / config.name
+
+
 def write_yaml(path: Path, data: dict) -> None:
-    """Write plain data as YAML, keys in their order (config.yaml, versions.yaml)."""
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    """Write plain data as YAML, keys in their order (config.yaml, versions.yaml), atomically."""
+    write_text(path, yaml.safe_dump(data, sort_keys=False))
+
+
+def _eval_lines(path: Path) -> tuple[list[str], bool]:
+    """eval.csv's whole lines, line ends kept (csv writes CR LF), and whether a torn last line (no line end: a
+    writer before atomic files, killed mid-row) was left out."""
+    text = path.read_bytes().decode("utf-8") if path.exists() else ""
+    lines = text.splitlines(keepends=True)
+    torn = bool(lines) and not lines[-1].endswith("\n")
+    return (lines[:-1] if torn else lines), torn
 
 
 def append_eval_rows(path: Path, rows: list[dict]) -> None:
-    """Append evaluation rows to eval.csv (written with a header if new)."""
-    new = not path.exists()
-    columns = EVAL_COLUMNS
-    if not new:  # a resumed run keeps its file's columns (an older version's file lacks train_seconds)
-        with path.open(newline="") as f:
-            columns = next(csv.reader(f), None) or EVAL_COLUMNS
-    with path.open("a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
-        if new:
-            writer.writeheader()
-        writer.writerows(rows)
+    """Append evaluation rows to eval.csv (written with a header if new): the file is rewritten atomically, so a
+    kill leaves it with or without the new rows, never with part of one."""
+    lines, _ = _eval_lines(path)
+    # a resumed run keeps its file's columns (an older version's file lacks train_seconds)
+    columns = next(csv.reader(lines[:1]), None) or EVAL_COLUMNS
+    added = io.StringIO(newline="")
+    writer = csv.DictWriter(added, fieldnames=columns, extrasaction="ignore")
+    if not lines:
+        writer.writeheader()
+    writer.writerows(rows)
+    write_text(path, "".join(lines) + added.getvalue())
+
+
+def prepare_resume(out: Path, step: int) -> list[str]:
+    """Ready ``out`` for a run resumed from a checkpoint of learner step ``step``; one line per thing done to report.
+
+    eval.csv loses its rows newer than ``step`` (the resumed run evaluates those steps again, so a step does not
+    appear twice) and a torn last row; temporary files of interrupted writes are reported and left alone (nothing
+    reads them)."""
+    report = []
+    found = [str(p.relative_to(out)) for p in leftovers(out)]
+    if found:
+        names = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+        report.append(f"ignoring {len(found)} temporary file(s) that an interrupted run left in {out} (safe to "
+                      f"delete): {names}")
+    path = out / "eval.csv"
+    lines, torn = _eval_lines(path)
+    if not lines:
+        return report
+    header = next(csv.reader(lines[:1]))
+    column = header.index("timesteps") if "timesteps" in header else None
+    kept = [lines[0]] + [line for line in lines[1:] if column is None or not _newer(line, column, step)]
+    dropped = len(lines) - len(kept)
+    if dropped or torn:
+        write_text(path, "".join(kept))
+        parts = ([f"{dropped} row(s) newer than the checkpoint's step {step}"] if dropped else []) + \
+                (["a torn last row"] if torn else [])
+        report.append(f"{path}: dropped {' and '.join(parts)}")
+    return report
+
+
+def _newer(line: str, column: int, step: int) -> bool:
+    """Whether an eval.csv line is of a learner step after ``step`` (a row it cannot read is kept, as it was)."""
+    row = next(csv.reader([line]), [])
+    try:
+        return int(row[column]) > step
+    except (IndexError, ValueError):
+        return False
 
 
 def step_name(step: int) -> str:
@@ -91,6 +152,12 @@ def step_name(step: int) -> str:
 def snapshot_path(out: Path, step: int) -> Path:
     """Where the snapshot of learner step ``step`` is saved."""
     return out / "snapshots" / f"{step_name(step)}.npz"
+
+
+def latest_checkpoint(out: Path) -> Path | None:
+    """The newest checkpoint of the run in ``out`` (checkpoints/step_N.zip), or None."""
+    found = sorted((out / "checkpoints").glob("step_*.zip"))
+    return found[-1] if found else None
 
 
 def resume_snapshots(resume: Path, step: int, keep: int) -> list[tuple[int, Path]]:
@@ -120,10 +187,21 @@ def export_model(model, config: TrainConfig):
     return export_policy(model, config.env.observation_mode, model_metadata(config))
 
 
+def save_policy(policy, path: Path) -> Path:
+    """Write a NumpyPolicy's ``.npz`` atomically (snapshots, exports); returns ``path``."""
+    with atomic_write(path) as file:
+        policy.write(file)
+    return path
+
+
 def save_model(model, stem: Path, config: TrainConfig) -> tuple[Path, Path]:
-    """Save ``stem``.zip (SB3 checkpoint) and ``stem``.npz (numpy export); returns both paths."""
-    stem.parent.mkdir(parents=True, exist_ok=True)
+    """Save ``stem``.zip (SB3 checkpoint) and ``stem``.npz (numpy export), each atomically; returns both paths.
+
+    The export comes first, so a model whose weights are not finite writes neither file (``export_policy``
+    refuses it), and the ``.npz`` is written before the ``.zip``, so a checkpoint that resume finds has its
+    export beside it."""
     zip_path, npz_path = stem.with_suffix(".zip"), stem.with_suffix(".npz")
-    model.save(zip_path)
-    export_model(model, config).save(npz_path)
+    save_policy(export_model(model, config), npz_path)
+    with atomic_write(zip_path) as file:
+        model.save(file)
     return zip_path, npz_path

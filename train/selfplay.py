@@ -49,8 +49,8 @@ from .fast_tanh import FastTanh
 from .policy_export import import_policy
 from .pool import OpponentPool
 from .rollout import RolloutPPO
-from .run_dir import (append_eval_rows, environment_versions, export_model, model_metadata, prepare_out,
-                      resume_snapshots, save_model, snapshot_path, step_name, write_yaml)
+from .run_dir import (append_eval_rows, environment_versions, export_model, model_metadata, out_dir, prepare_out,
+                      prepare_resume, resume_snapshots, save_model, save_policy, snapshot_path, step_name, write_yaml)
 from .update_threads import UpdateThreads, single_threaded_openblas
 from .vec_selfplay import SelfPlayVecEnv
 
@@ -224,7 +224,7 @@ def add_snapshot(model, vec_env, out: Path, config: TrainConfig) -> None:
     """Export the current policy, save it under snapshots/ and add it to every env's pool."""
     policy = export_model(model, config)
     step = int(model.num_timesteps)
-    policy.save(snapshot_path(out, step))
+    save_policy(policy, snapshot_path(out, step))
     vec_env.env_method("add_snapshot", policy, step)
 
 
@@ -309,7 +309,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
             raise ConfigError(f"--resume {resume}: {TRUST_HINT}")
         if not resume.is_file():
             raise ConfigError(f"no checkpoint at {resume} (expected an SB3 .zip written by packetrow train)")
-    out = Path(out) if out is not None else Path("runs") / config.name
+    out = out_dir(config, out)
     prepare_out(out, fresh=resume is None, overwrite=overwrite)
     write_yaml(out / "config.yaml", config.to_dict())
     write_yaml(out / "versions.yaml", environment_versions())
@@ -359,6 +359,9 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
         if remaining <= 0:
             raise ConfigError(f"the checkpoint has already trained {model.num_timesteps} steps and total_timesteps is "
                               f"{config.total_timesteps}: raise total_timesteps (or --total-timesteps) to train more")
+        if resume is not None:
+            for line in prepare_resume(out, start_timesteps):
+                print(f"resume: {line}", file=sys.stderr, flush=True)
         callback = make_callback(config, out, stop=stop)
         show_bar = config.log.progress_bar if progress_bar is None else progress_bar
         if show_bar and not _has_progress_bar_packages():
