@@ -3,6 +3,7 @@
 - Every file a run writes is whole under its final name: a write killed half-way (a real SIGKILL, in a subprocess,
   at a chosen byte) leaves the old file or none, and a temporary file that resume reports and ignores.
 - Resuming drops eval.csv's rows newer than the checkpoint and a torn last row, so no step appears twice.
+- A trainer killed with SIGKILL, or stopped with Ctrl-C, leaves no rollout process behind (checked in /proc).
 - An infinite learning rate stops the run with one line and writes no model; nothing writes or loads a policy whose
   weights are not finite.
 
@@ -13,10 +14,12 @@ after the first run of the suite).
 from __future__ import annotations
 
 import csv
+import os
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 import zipfile
 from pathlib import Path
 
@@ -33,6 +36,8 @@ from packetrow_train.curve import evaluation_rows  # noqa: E402
 from packetrow_train.config import ConfigError  # noqa: E402
 from packetrow_train.run_dir import EVAL_COLUMNS, append_eval_rows, prepare_out, prepare_resume  # noqa: E402
 from tests.test_training import small_policy, tiny  # noqa: E402
+
+LINUX = sys.platform.startswith("linux")
 
 
 def write_config(path: Path, **changes) -> Path:
@@ -174,6 +179,110 @@ def test_a_kill_during_a_checkpoint_leaves_whole_files_and_resumes(tmp_path, cap
     assert "dropped 1 row(s) newer than the checkpoint's step 1024" in err
     assert [r["timesteps"] for r in evaluation_rows(out / "eval.csv")] == [512, 1024, 1536, 2048]  # each step once
     assert (checkpoints / "step_0000002048.zip").is_file() and leftover.exists()  # ignored, not read
+
+
+# --------------------------------------------------------------------------- the rollout process ends with its trainer
+def children(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid`` (from /proc; a zombie holds nothing and counts as gone)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and alive(int(entry.name)):
+            try:
+                status = (entry / "status").read_text()
+            except OSError:
+                continue
+            if f"\nPPid:\t{pid}\n" in status:
+                found.append(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+def wait_for(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+START_TRAINER = """
+import sys
+from packetrow_cli.main import main
+from packetrow_train import rollout_process
+
+if sys.argv.pop(1) == "pipe-only":  # the parent-death signal off: the closed pipe ends must suffice alone
+    rollout_process.die_with_parent = lambda parent: False
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def start_trainer(tmp_path: Path, mode: str, **changes) -> tuple[subprocess.Popen, int]:
+    """A long tiny ``packetrow train`` with the pipeline, in its own session; (the process, its rollout process's
+    pid) once the rollout process runs."""
+    config = write_config(tmp_path / "long.yaml", total_timesteps=10**7, eval__every=0, **changes)
+    trainer = subprocess.Popen([sys.executable, "-c", START_TRAINER, mode, "train", "--config", str(config),
+                                "--out", str(tmp_path / "run"), "--no-progress"], start_new_session=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if not wait_for(lambda: children(trainer.pid) or trainer.poll() is not None, 120):
+        stop(trainer, [])
+        pytest.fail("the trainer started no rollout process within 120 s")
+    assert trainer.poll() is None, trainer.communicate()
+    (worker,) = children(trainer.pid)
+    return trainer, worker
+
+
+def stop(trainer: subprocess.Popen, workers: list[int]) -> None:
+    """Kill what a failed test left running: the trainer's process group (its session, which the test started)
+    and the rollout process by its pid."""
+    for pid in workers:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    if trainer.poll() is None:
+        os.killpg(trainer.pid, signal.SIGKILL)
+    trainer.communicate()
+
+
+@pytest.mark.skipif(not LINUX, reason="the pipeline's rollout process is Linux's (fork); /proc")
+@pytest.mark.parametrize("mode", ["pdeathsig", "pipe-only"])
+def test_a_sigkilled_trainer_leaves_no_rollout_process(tmp_path, mode):
+    """SLOW (about 15 s): a pipelined run SIGKILLed (only the trainer, as the out-of-memory killer does): its
+    rollout process is gone within seconds, by the parent-death signal, or, without it, by the pipe's end."""
+    trainer, worker = start_trainer(tmp_path, mode)
+    try:
+        os.kill(trainer.pid, signal.SIGKILL)
+        trainer.wait(timeout=30)
+        assert wait_for(lambda: not alive(worker), 10), f"the rollout process {worker} outlived its trainer"
+    finally:
+        stop(trainer, [worker])
+
+
+@pytest.mark.skipif(not LINUX, reason="the pipeline's rollout process is Linux's (fork); /proc")
+def test_ctrl_c_ends_a_run_with_one_line_and_no_process(tmp_path):
+    """SLOW (about 15 s): Ctrl-C (SIGINT to the terminal's process group) ends a pipelined run with one line naming
+    the checkpoint to resume from, exit status 130, no traceback, no rollout process left."""
+    trainer, worker = start_trainer(tmp_path, "pdeathsig", checkpoint__every=256)
+    checkpoints = tmp_path / "run" / "checkpoints"
+    try:
+        assert wait_for(lambda: any(checkpoints.glob("step_*.zip")), 60)
+        os.killpg(trainer.pid, signal.SIGINT)
+        _, err = trainer.communicate(timeout=60)
+        assert trainer.returncode == 130, err
+        assert "Traceback" not in err
+        last = err.strip().splitlines()[-1]
+        assert last.startswith(f"packetrow train: interrupted; resume it with --resume {checkpoints}") and \
+            last.endswith(".zip --trust-checkpoint")
+        assert wait_for(lambda: not alive(worker), 10)
+    finally:
+        stop(trainer, [worker])
 
 
 # --------------------------------------------------------------------------- divergence

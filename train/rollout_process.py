@@ -15,12 +15,20 @@ the update reads the other. The run is the same as on a thread, weight for weigh
 
 The trainer's own env is not stepped meanwhile, so the worker's env is the run's: when the worker stops (at the
 end of ``learn``), the trainer's env is behind and its games are dealt afresh at the next ``learn``.
+
+The worker never outlives its trainer, however the trainer ends. Its loop ends when the pipe reaches its end, and
+it closes the trainer's end of the pipe that the fork copied into it, so that the end comes when the trainer's
+process goes (a copy kept open would hold the pipe open forever); and it asks the kernel to kill it when the
+trainer dies (Linux's parent-death signal, ``prctl(PR_SET_PDEATHSIG)``), which also reaches it in the middle of a
+rollout and when another process forked from the trainer holds a copy of the pipe.
 """
 
 from __future__ import annotations
 
+import ctypes
 import mmap
 import multiprocessing
+import os
 import signal
 import sys
 import traceback
@@ -55,7 +63,8 @@ class RolloutWorker:
         self._env = model.env
         parent, child = multiprocessing.Pipe()
         self._process = multiprocessing.get_context("fork").Process(
-            target=_serve, args=(model, child, self._shared), name="packetrow-rollout", daemon=True)
+            target=_serve, args=(model, child, parent, os.getpid(), self._shared), name="packetrow-rollout",
+            daemon=True)
         self._process.start()
         child.close()
         self._conn = parent
@@ -118,9 +127,32 @@ def _shared_like(array: np.ndarray) -> np.ndarray:
     return np.frombuffer(memory, dtype=array.dtype, count=array.size).reshape(array.shape)
 
 
-def _serve(model, conn, shared) -> None:
+# prctl's option: the signal a process gets when its parent dies (linux/prctl.h)
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> bool:
+    """Have the kernel SIGKILL this process when its parent, the process ``parent``, ends (Linux); False where
+    that cannot be asked (another system, no C library). SIGKILL: the worker holds nothing to clean up (its shared
+    memory is anonymous), and no handler or compiled loop can delay it. (The kernel sends it when the thread that
+    forked ends: ``RolloutPPO.learn`` starts and stops the worker in one thread, so that is the trainer's end.)"""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    # the parent may have died between the fork and the prctl, which then never fires
+    if os.getppid() != parent:
+        os._exit(1)
+    return True
+
+
+def _serve(model, conn, trainer_end, trainer: int, shared) -> None:
     """The worker's loop: apply the journalled snapshots, load the weights, collect into the next shared arrays,
-    hand the rollout over."""
+    hand the rollout over; it ends with the trainer (the module docstring)."""
+    trainer_end.close()  # the fork's copy of the trainer's end: with it open, the pipe never ends here
+    die_with_parent(trainer)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle; it stops the worker
     torch.set_num_threads(1)
     behaviour, buffer, generator = model._pipeline_parts()
@@ -149,10 +181,20 @@ def _serve(model, conn, shared) -> None:
             model._collect(behaviour, model.env, buffer, model.n_steps,
                            lambda infos, dones: steps.append((infos, dones)) or True, generator, values=False)
             turn = 1 - turn
-            conn.send(("rollout", steps, model._last_obs, model._last_episode_starts))
+            reply = ("rollout", steps, model._last_obs, model._last_episode_starts)
         except BaseException as error:  # the trainer raises it
-            try:
-                conn.send(("error", error))
-            except Exception:  # an error that does not pickle goes as its text
-                conn.send(("error", RuntimeError("in the rollout process:\n" + traceback.format_exc())))
+            reply = ("error", error)
+        if not _hand_over(conn, reply) or reply[0] == "error":
             return
+
+
+def _hand_over(conn, reply) -> bool:
+    """Send ``reply`` to the trainer; False if the trainer is gone."""
+    try:
+        conn.send(reply)
+    except ConnectionError:  # a broken pipe: nobody to hand the rollout to
+        return False
+    except Exception:  # an error that does not pickle (nothing was sent yet) goes as its text
+        text = "".join(traceback.format_exception(type(reply[1]), reply[1], reply[1].__traceback__))
+        return _hand_over(conn, ("error", RuntimeError("in the rollout process:\n" + text)))
+    return True

@@ -9,10 +9,21 @@ from . import rllib_selfplay, selfplay
 from .config import TRAINERS, ConfigError, check_choice, check_config, config_from_dict, read_config
 from .divergence import TrainingDivergedError
 from .evaluation import format_evaluation
-from .run_dir import environment_versions
+from .run_dir import environment_versions, latest_checkpoint, out_dir
+
+INTERRUPTED = 130  # the exit status of a run ended by Ctrl-C (128 + SIGINT, as a shell reports it)
 
 
 def _train(args) -> int:
+    """Run ``packetrow train``; Ctrl-C ends it with one line, not a traceback."""
+    try:
+        return _train_config(args)
+    except KeyboardInterrupt:
+        print("packetrow train: interrupted", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _train_config(args) -> int:
     try:
         path, data = read_config(args.config)
         trainer = data.get("trainer", "sb3") if isinstance(data, dict) else "sb3"
@@ -37,6 +48,12 @@ def _train(args) -> int:
         return 1
     except ConfigError as error:
         args.parser.error(str(error))
+    except KeyboardInterrupt:
+        checkpoint = latest_checkpoint(out_dir(config, args.out))
+        then = (f"resume it with --resume {checkpoint} --trust-checkpoint" if checkpoint is not None
+                else "it had written no checkpoint yet")
+        print(f"packetrow train: interrupted; {then}", file=sys.stderr)
+        return INTERRUPTED
     minutes, seconds = divmod(result.wall_seconds, 60)
     resumed = (f", resumed at step {result.start_timesteps}: {result.model.num_timesteps} steps in all"
                if args.resume else "")
