@@ -197,3 +197,19 @@ def test_games_are_named_in_runs(games, text):
 def test_exits_are_named():
     assert describe_exit(-signal.SIGKILL) == "killed by SIGKILL" and describe_exit(-9999) == "killed by signal 9999"
     assert describe_exit(3) == "exit status 3" and describe_exit(None) == "its exit status unknown"
+
+
+@pytest.mark.parametrize("command, target", [("train", "packetrow_train.selfplay.train"),
+                                             ("exploit", "packetrow_train.exploit.exploit")])
+def test_train_and_exploit_end_with_one_line_when_a_worker_dies(command, target, monkeypatch, capsys):
+    def dies(*args, **kwargs):
+        raise WorkerDied(4321, -9, range(6, 8))
+
+    monkeypatch.setattr(target, dies)
+    argv = {"train": ["train", "--config", "quick", "--no-progress"],
+            "exploit": ["exploit", "--agent", "heuristic", "--minutes", "0.1", "--no-progress"]}[command]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == (f"packetrow {command}: error: a worker process (pid 4321) died (killed by SIGKILL) while "
+                           "playing games 6-7")
+    assert "Traceback" not in err

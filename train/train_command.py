@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from packetrow_arena.ray_cluster import RayUnavailableError
+from packetrow_arena.worker_pool import WorkerDied
 from . import rllib_selfplay, selfplay
 from .config import TRAINERS, ConfigError, check_choice, check_config, config_from_dict, read_config
 from .divergence import TrainingDivergedError
@@ -43,7 +44,7 @@ def _train_config(args) -> int:
         result = selfplay.train(config, out=args.out, resume=args.resume,
                                 progress_bar=False if args.no_progress else None, overwrite=args.overwrite,
                                 trust_checkpoint=args.trust_checkpoint)
-    except TrainingDivergedError as error:  # not a usage error: the config was read, the run went wrong
+    except (TrainingDivergedError, WorkerDied) as error:  # not usage errors: the config was read, the run went wrong
         print(f"packetrow train: error: {error}", file=sys.stderr)
         return 1
     except ConfigError as error:
