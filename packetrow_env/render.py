@@ -58,7 +58,7 @@ def describe_action(game, action: int) -> str:
             return f"pay with option {k} (there is no such option now)"
         return f"pay {shipment_text(game, s.pending)[5:]} with {payment_text(game, options[k])}"
     if action < actions.TAKE:
-        ending = " (its refill at the end of this round ends the game)" if _choosing_ends_game(game, action) else ""
+        ending = " (its refill at the end of this round ends the game)" if choosing_ends_game(game, action) else ""
         if game.phase == "take":  # R-ROUND-5: the harbour master's last word
             return f"choose the {BOARDS[action]} and take a card there{ending}"
         return f"choose the {BOARDS[action]}{ending}"
@@ -111,7 +111,7 @@ def last_round(game) -> bool:
     return not game.is_over and _refills_end_game(game, game.state.chosen_order)
 
 
-def _choosing_ends_game(game, board: int) -> bool:
+def choosing_ends_game(game, board: int) -> bool:
     """Whether choosing ``board`` now makes this round the last one (when it was not already)."""
     return not last_round(game) and _refills_end_game(game, list(game.state.chosen_order) + [board])
 
