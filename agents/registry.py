@@ -13,6 +13,7 @@ AGENTS = {
     "ismcts": ("packetrow_agents.ismcts", "ISMCTSAgent"),
     "ppo": ("packetrow_agents.policy", "PolicyAgent"),
     "search": ("packetrow_agents.search", "SearchAgent"),
+    "llm": ("packetrow_agents.llm", "LLMAgent"),
 }
 ALIASES = {"iters": "iterations", "seconds": "seconds_per_move", "time": "seconds_per_move"}
 POSITIONAL = {"ppo": "path"}  # 'ppo:models/x.npz' means 'ppo:path=models/x.npz'

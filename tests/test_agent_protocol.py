@@ -43,7 +43,8 @@ class LowestBatched(Lowest):
 
 def shipped_agents():
     """One agent of every name the registry builds (small budgets)."""
-    options = {"ismcts": "ismcts:iters=5", "search": "search:rollouts=4,determinizations=2,candidates=2"}
+    options = {"ismcts": "ismcts:iters=5", "search": "search:rollouts=4,determinizations=2,candidates=2",
+               "llm": "llm:model=test,base_url=http://127.0.0.1:9/v1"}  # built, never asked: no call is made
     return [registry.make_agent(options.get(name, name)) for name in registry.AGENTS]
 
 
@@ -54,7 +55,7 @@ def test_every_shipped_agent_speaks_the_protocol():
         assert isinstance(agent, Agent) and isinstance(agent, BaseAgent) and isinstance(agent, BatchedAgent)
         form = agent_protocol.compiled_form(agent, "tracked", "compact", 1)
         assert form is None or hasattr(form, "kind")
-    assert set(registry.AGENTS) == {"random", "heuristic", "ismcts", "ppo", "search"}
+    assert set(registry.AGENTS) == {"random", "heuristic", "ismcts", "ppo", "search", "llm"}
 
 
 def test_an_agent_with_act_alone_plays_in_the_single_agent_env():

@@ -1,0 +1,130 @@
+"""A language model as an agent: it reads its seat's view as text (or JSON) with the legal moves as strings, and
+answers with one of them, through an OpenAI-compatible chat endpoint.
+
+A decision: the system prompt (``prompts/system.txt``: the rules in short and the answer's form) and the turn
+(``prompts/turn.txt``: ``view_formats.view_text`` or ``view_json``) are sent; the reply is read by
+``move_text.LegalMoves.read`` (the move string, its number or a close variant). A reply that names no legal move
+is answered with the reason and the legal moves (``prompts/rethink.txt``), up to ``retries`` times in the same
+conversation; a call that gets no reply (``ChatError``) counts as a try. When every try has failed, the
+``fallback`` agent (a spec: ``random`` by default) moves instead, or with ``fallback=none`` a ``MoveNotRead`` is
+raised for the caller to score as a forfeit (the engine has no forfeit: a game is played to its end). A seat with
+one legal move plays it without asking.
+
+``transcript`` keeps every decision: the raw replies, the reasons they were refused, the move played and how it
+was found; ``write_transcript(path)`` writes it as JSON lines. Tournament records do not hold it: a decision is
+matched to its game by ``agent_seed`` (the record's ``agent_seeds``) and ``move_number`` (the position in its
+actions).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from importlib.resources import files
+
+from packetrow_env.move_text import LegalMoves
+from packetrow_env.seat_view import SeatView
+from packetrow_env.view_formats import view_json, view_text
+
+from .base import Agent
+from .chat_endpoint import ChatEndpoint, ChatError
+from .registry import make_agent
+
+VIEWS = ("text", "json")
+MAX_RETRIES = 10
+
+
+def prompt(name: str) -> str:
+    """A prompt of the package (``prompts/<name>.txt``)."""
+    return files("packetrow_agents").joinpath("prompts", f"{name}.txt").read_text(encoding="utf-8")
+
+
+class MoveNotRead(ValueError):
+    """No try of an agent without a fallback gave a legal move; the message holds each try's reason."""
+
+
+class LLMAgent(Agent):
+    """A model behind an OpenAI-compatible chat endpoint (see the module docstring).
+
+    ``model`` and ``base_url`` name the model and the endpoint (``https://api.openai.com/v1`` by default); the key is
+    read from the environment variable ``key_env`` at each call. ``view``: ``text`` or ``json``. ``retries``: how
+    many times a reply that names no move is sent back (0-10). ``fallback``: the spec of the agent that moves when
+    every try failed (a spec without commas), or None (``fallback=none``) to raise ``MoveNotRead``.
+    ``temperature``, ``max_tokens`` and ``timeout`` (seconds a call) go to the endpoint.
+    """
+
+    def __init__(self, seed: int = 0, model: str | None = None, base_url: str = "https://api.openai.com/v1",
+                 key_env: str = "OPENAI_API_KEY", view: str = "text", retries: int = 2, fallback: str | None = "random",
+                 temperature: float = 0.0, max_tokens: int | None = None, timeout: float = 60.0, name: str = "llm"):
+        if model is None or not str(model).strip():
+            raise ValueError("the llm agent needs a model, e.g. llm:model=gpt-4o-mini,base_url=https://api.openai.com/v1")
+        if view not in VIEWS:
+            raise ValueError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
+        if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_RETRIES:
+            raise ValueError(f"retries must be an integer from 0 to {MAX_RETRIES}, got {retries!r}")
+        if fallback is not None and str(fallback).split(":")[0].strip().lower() == "llm":
+            raise ValueError("the fallback of an llm agent cannot be another llm agent")
+        self.endpoint = ChatEndpoint(str(base_url), str(model), str(key_env), float(timeout), float(temperature),
+                                     max_tokens)
+        self.view = view
+        self.retries = retries
+        self.fallback_spec = fallback
+        self.fallback = None if fallback is None else make_agent(str(fallback), seed)
+        self.seed = seed
+        self.name = name
+        self.transcript: list[dict] = []
+
+    def reset(self, seed: int) -> None:
+        self.seed = seed
+        if self.fallback is not None:
+            self.fallback.reset(seed)
+
+    def act(self, view: SeatView) -> int:
+        moves = LegalMoves(view)
+        entry = {"agent_seed": self.seed, "move_number": len(view.state.history), "seat": view.seat, "replies": [],
+                 "errors": []}
+        self.transcript.append(entry)
+        if len(moves) == 1:
+            return self._played(entry, moves, 0, "forced")
+        messages = [{"role": "system", "content": prompt("system")},
+                    {"role": "user", "content": prompt("turn").format(view=self.turn_view(view))}]
+        for _ in range(1 + self.retries):
+            try:
+                reply = self.endpoint.complete(messages)
+            except ChatError as error:
+                entry["errors"].append(str(error))
+                continue
+            entry["replies"].append(reply)
+            reading = moves.read(reply)
+            if reading.index is not None:
+                return self._played(entry, moves, reading.index, reading.rule)
+            entry["errors"].append(reading.error)
+            messages += [{"role": "assistant", "content": reply},
+                         {"role": "user", "content": prompt("rethink").format(error=reading.error,
+                                                                             moves=moves.numbered())}]
+        if self.fallback is None:
+            raise MoveNotRead(f"{self.name} gave no legal move in {1 + self.retries} tries: "
+                              + "; ".join(entry["errors"]))
+        action = int(self.fallback.act(view))
+        return self._played(entry, moves, moves.actions.index(action), "fallback")
+
+    def turn_view(self, view: SeatView) -> str:
+        """The seat's view as the turn's prompt shows it (``view``: text or JSON)."""
+        return view_text(view) if self.view == "text" else json.dumps(view_json(view))
+
+    @staticmethod
+    def _played(entry: dict, moves: LegalMoves, index: int, how: str) -> int:
+        entry.update(action=moves.actions[index], move=moves.texts[index], how=how)
+        return moves.actions[index]
+
+    def summary(self) -> dict:
+        """How the transcript's moves were found: decisions, and per ``how`` (a reading rule, ``forced``,
+        ``fallback``); ``retried``: the decisions that needed more than one try."""
+        counts = Counter(entry["how"] for entry in self.transcript if "how" in entry)
+        retried = sum(len(entry["errors"]) > 0 for entry in self.transcript)
+        return {"decisions": len(self.transcript), "retried": retried, **dict(sorted(counts.items()))}
+
+    def write_transcript(self, path) -> None:
+        """Write the transcript as JSON lines, one decision a line."""
+        with open(path, "w", encoding="utf-8") as file:
+            file.writelines(json.dumps(entry) + "\n" for entry in self.transcript)
