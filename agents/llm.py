@@ -1,7 +1,8 @@
 """A language model as an agent: it reads its seat's view as text (or JSON) with the legal moves as strings, and
 answers with one of them, through an OpenAI-compatible chat endpoint.
 
-A decision: the system prompt (``prompts/system.txt``: the rules in short and the answer's form) and the turn
+A decision: the system prompt (``prompts/rules.txt``, the rules in short, and ``prompts/system.txt``, the answer's
+form) and the turn
 (``prompts/turn.txt``: ``view_formats.view_text`` or ``view_json``) are sent; the reply is read by
 ``move_text.LegalMoves.read`` (the move string, its number or a close variant). A reply that names no legal move
 is answered with the reason and the legal moves (``prompts/rethink.txt``), up to ``retries`` times in the same
@@ -86,7 +87,7 @@ class LLMAgent(Agent):
         self.transcript.append(entry)
         if len(moves) == 1:
             return self._played(entry, moves, 0, "forced")
-        messages = [{"role": "system", "content": prompt("system")},
+        messages = [{"role": "system", "content": prompt("rules") + "\n" + prompt("system")},
                     {"role": "user", "content": prompt("turn").format(view=self.turn_view(view))}]
         for _ in range(1 + self.retries):
             try:

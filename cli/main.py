@@ -42,6 +42,7 @@ COMMANDS = {
     "curve": ("packetrow_train.curve:add_arguments",
               "plot a training run's win rates (training games and evaluations) to a PNG"),
     "serve": ("packetrow_web.app:add_arguments", "play and watch games in the browser (needs the [web] extra)"),
+    "mcp": ("packetrow_mcp.command:add_arguments", "let an LLM play over MCP (stdio; needs the [mcp] extra)"),
 }
 
 

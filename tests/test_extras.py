@@ -30,6 +30,7 @@ EXTRAS_OF = {
     "packetrow_train.rllib_selfplay": ("ray",),
     "packetrow_train.rllib_vector_env": ("ray",),
     "packetrow_web": ("web",),
+    "packetrow_mcp": ("mcp",),
 }
 # import names that differ from their distribution's name
 DISTRIBUTION = {"yaml": "pyyaml", "stable_baselines3": "stable-baselines3", "sb3_contrib": "sb3-contrib"}

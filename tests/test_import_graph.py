@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 
 PACKAGES = ("packetrow_env", "packetrow_agents", "packetrow_arena", "packetrow_train", "packetrow_web",
-            "packetrow_cli", "packetrow_models", "packetrow_configs")
+            "packetrow_mcp", "packetrow_cli", "packetrow_models", "packetrow_configs")
 # which packetrow packages each package may import (its own always)
 LAYERS = {"packetrow_env": set(), "packetrow_agents": {"packetrow_env"},
           "packetrow_arena": {"packetrow_env", "packetrow_agents"},
           "packetrow_web": {"packetrow_env", "packetrow_agents", "packetrow_arena"},
+          "packetrow_mcp": {"packetrow_env", "packetrow_agents"},
           "packetrow_train": {"packetrow_env", "packetrow_agents", "packetrow_arena", "packetrow_models",
                               "packetrow_configs"},
           "packetrow_cli": {"packetrow_env"},  # its subcommands' modules load by name, when one runs
