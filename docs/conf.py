@@ -22,8 +22,9 @@ autosummary_imported_members = False
 # a name is documented in the module that defines it, not again where a package re-exports it
 autodoc_default_options = {"members": True, "show-inheritance": True, "ignore-module-all": True}
 autodoc_member_order = "bysource"
-# the [ray] extra pins its own gymnasium and lives in an environment of its own (.ci/run): documented without it
-autodoc_mock_imports = ["ray"]
+# the [ray] extra pins its own gymnasium and lives in an environment of its own (.ci/run): documented without it;
+# the MCP server's SDK (the [mcp] extra) likewise, so that the docs build without it
+autodoc_mock_imports = ["ray", "mcp"]
 
 html_theme = "furo"
 html_title = f"packetrow {release}"

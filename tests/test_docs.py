@@ -1,6 +1,7 @@
 """The README and the docs pages: their generated parts match the code, their links resolve, every ```python
 block in them runs as written, and every ``packetrow`` command they show parses."""
 
+import importlib.util
 import re
 import shlex
 import subprocess
@@ -168,10 +169,17 @@ def test_every_packetrow_command_of_the_docs_parses(page, words, capsys):
         pytest.fail(f"{page}: packetrow {shlex.join(words)}\n{capsys.readouterr().err}")
 
 
+# a block that needs an extra says so on its first line, naming the module it needs: '# needs the [mcp] extra: mcp'
+NEEDS_EXTRA = re.compile(r"# needs the \[(\w+)\] extra: (\w+)")
+
+
 @pytest.mark.parametrize("page, number, code", python_blocks(), ids=lambda value: str(value)[:20])
 def test_every_python_block_runs_as_written(page, number, code, tmp_path):
     """Each block runs in a fresh interpreter in a copy of the checkout root (links to its files): what a block
-    writes, such as my_cards.csv, lands in the copy."""
+    writes, such as my_cards.csv, lands in the copy. A block that needs an extra not installed here is skipped."""
+    needs = NEEDS_EXTRA.match(code)
+    if needs and importlib.util.find_spec(needs[2]) is None:
+        pytest.skip(f"{page} python block {number} needs the [{needs[1]}] extra")
     for entry in ROOT.iterdir():
         if not entry.name.startswith("."):
             (tmp_path / entry.name).symlink_to(entry)
