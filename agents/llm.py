@@ -58,7 +58,8 @@ class LLMAgent(Agent):
                  key_env: str = "OPENAI_API_KEY", view: str = "text", retries: int = 2, fallback: str | None = "random",
                  temperature: float = 0.0, max_tokens: int | None = None, timeout: float = 60.0, name: str = "llm"):
         if model is None or not str(model).strip():
-            raise ValueError("the llm agent needs a model, e.g. llm:model=gpt-4o-mini,base_url=https://api.openai.com/v1")
+            raise ValueError("the llm agent needs a model, e.g. "
+                             "llm:model=gpt-4o-mini,base_url=https://api.openai.com/v1")
         if view not in VIEWS:
             raise ValueError(f"view must be one of {', '.join(VIEWS)}, got {view!r}")
         if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_RETRIES:

@@ -69,7 +69,7 @@ def build_server(games: Games | None = None) -> MCPServer:
         return checked(games.legal_moves, game_id)
 
     @tool
-    def play(game_id: str, move: str) -> dict:
+    def play(game_id: str, move: str | int) -> dict:
         """Play your `move`: one of legal_moves as written, its number in that list (from 1), or a close variant.
         The bots then move until it is your turn again or the game is over; their moves are in `events`. A move
         that cannot be read, or is not legal, is refused and changes nothing."""

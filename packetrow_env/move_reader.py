@@ -5,17 +5,21 @@ listed moves, or a close variant; where no move can be read, the reason.
 returns a ``Reading``: the index of the move read and the rule that read it, or the reason none was read.
 
 Where the answer is looked for, in this order; the first place that names exactly one move is the answer:
+
 1. the reply as JSON (code fences allowed, or the first ``{...}`` in it): a string or a number, or an object's
    ``move``, ``action``, ``answer``, ``choice``, ``index`` or ``number``;
 2. ``<answer>`` (``<move>``, ``<action>``, ``<choice>``) tags and ``\\boxed{...}``;
 3. the last line marked ``Move:``, ``Answer:``, ``Final answer:``, ``Action:`` or ``Choice:`` (``=`` too);
 4. the rest of the last line after "I choose", "I pick", "I select", "I play" or "I (will) go with";
-5. the last code block; 6. the last sentence; 7. the last line; 8. the first line (an answer, then its reasons);
-9. quoted text, the last quote first.
+5. the last code block;
+6. the last sentence, then the last line, then the first line (an answer, then its reasons);
+7. quoted text, the last quote first.
+
 A reply of several lines is never searched as a whole: a move it mentions on the way is no answer.
 
 How a place is read (the ``rule`` of the reading); case, whitespace, markdown emphasis and punctuation are
 ignored, ``$`` is kept:
+
 - ``number``: a number alone (``3``, ``#3``, ``3.``, ``(3)``, ``move 3``): the move listed at that number, from 1;
 - ``string``, ``key``, ``detail``, ``name``: a move string; its key; its detail, or its detail without the price
   (``3 fur``), where no other move has it; an action's short name (``take:1``, ``pass``); the same after a list
@@ -27,6 +31,7 @@ ignored, ``$`` is kept:
 - ``fuzzy``: ``difflib`` similarity at least ``FUZZY`` to one move's string, key or unique detail, ahead of every
   other move's by ``MARGIN``, with the same numbers (``slot 2`` is never ``slot 1``) and every word like one of the
   move's (a typo: ``markt`` is the market, the ``bank`` is never the market).
+
 A reply longer than ``MAX_REPLY`` characters is read from its end (where a long reasoning puts its answer).
 
 The reasons none is read: a number out of the list's range, or a short name of an action that is not legal now (an

@@ -3,16 +3,14 @@
 A move string is a *key*, or a key and a *detail* after ``": "``. The key names the move and is unique among the
 legal moves of a position by construction (a board, a slot, a contract or a payment option number):
 
-| action | move string |
-|---|---|
-| choose board b | ``choose the market`` (``: its refill at the end of this round ends the game`` where it does) |
-| take from slot s | ``take slot 1 of the market: 2 fur ($6)`` |
-| take from future slot s | ``take future slot 0 of the bank with an assistant: library (3 VP) ($15)`` |
-| pass | ``pass`` |
-| add contract k | ``add contract 3: 3 grain to Sweden for $25`` |
-| ship | ``ship 3 grain to Sweden for $25`` |
-| pay with option k of the page | ``pay with option 13: captain, cotton x2, ship to Spain`` (among all options, from 1) |
-| more | ``show more payment options: 13-24 of 30`` |
+- choose board b: ``choose the market`` (``: its refill at the end of this round ends the game`` where it does)
+- take from slot s: ``take slot 1 of the market: 2 fur ($6)``
+- take from future slot s: ``take future slot 0 of the bank with an assistant: library (3 VP) ($15)``
+- pass: ``pass``
+- add contract k: ``add contract 3: 3 grain to Sweden for $25``
+- ship: ``ship 3 grain to Sweden for $25``
+- pay with option k of the page: ``pay with option 13: captain, cotton x2, ship to Spain`` (over all the pages)
+- more: ``show more payment options: 13-24 of 30``
 
 Slots and contracts are numbered from 0, as the table's text shows the slots (``render``) and as the actions' short
 names count them (``take:1``, ``contract:3``); payment options from 1, as ``more`` counts them (``13-24 of 30``), so

@@ -115,7 +115,8 @@ async def call(session, tool: str, **arguments):
 
 def test_packetrow_mcp_plays_whole_games_through_the_sdks_client_over_stdio(tmp_path):
     """``python -m packetrow_cli mcp`` spawned by the SDK's stdio client: the five tools listed, two whole games of
-    random legal moves, and bad input refused with its message while the game goes on unchanged."""
+    random legal moves (strings and numbers), and bad input refused with its message while the game goes on
+    unchanged."""
     pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
     import anyio
     from mcp import ClientSession, StdioServerParameters
@@ -150,7 +151,9 @@ def test_packetrow_mcp_plays_whole_games_through_the_sdks_client_over_stdio(tmp_
                     rng = random.Random(players)
                     moves = 0
                     while not turn["game_over"]:
-                        turn = await call(session, "play", game_id=game_id, move=rng.choice(turn["legal_moves"]))
+                        legal = turn["legal_moves"]
+                        move = rng.choice([rng.choice(legal), rng.randrange(len(legal)) + 1])
+                        turn = await call(session, "play", game_id=game_id, move=move)  # a string, or its number
                         moves += 1
                     final = await call(session, "result", game_id=game_id)
                     assert final["game_over"] and len(final["scores"]) == players and moves > 10

@@ -132,13 +132,15 @@ def test_the_view_as_text_lists_the_moves_numbered_and_as_json_holds_them():
     assert json.loads(json.dumps(data)) == data
     assert data["legal_moves"] == LegalMoves(view).texts and data["to_act"] == view.seat
     assert [board["name"] for board in data["boards"]] == ["guildhall", "docks", "market", "bank"]
-    assert "hand" in data["players"][view.seat] and all("hand" not in p for p in data["players"] if p["seat"] != view.seat)
+    others = [player for player in data["players"] if player["seat"] != view.seat]
+    assert "hand" in data["players"][view.seat] and all("hand" not in player for player in others)
 
 
 def test_the_views_of_a_seat_not_to_act_list_no_moves_and_a_finished_game_has_its_scores():
     game = position("take")
     other = (game.current_player + 1) % game.num_players
-    assert MOVES_HEADING not in view_text(SeatView(game, other)) and "legal_moves" not in view_json(SeatView(game, other))
+    assert MOVES_HEADING not in view_text(SeatView(game, other))
+    assert "legal_moves" not in view_json(SeatView(game, other))
     rng = np.random.default_rng(0)
     while not game.is_over:
         game.step(int(rng.choice(game.legal_actions())))
