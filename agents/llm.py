@@ -11,8 +11,8 @@ conversation; a call that gets no reply (``ChatError``) counts as a try. When ev
 raised for the caller to score as a forfeit (the engine has no forfeit: a game is played to its end). A seat with
 one legal move plays it without asking.
 
-``transcript`` keeps every decision: the raw replies, the reasons they were refused, the move played and how it
-was found; ``write_transcript(path)`` writes it as JSON lines. Tournament records do not hold it: a decision is
+``transcript`` keeps every decision: the tries, the raw replies, the reasons they were refused, the move played and
+how it was found; ``write_transcript(path)`` writes it as JSON lines. Tournament records do not hold it: a decision is
 matched to its game by ``agent_seed`` (the record's ``agent_seeds``) and ``move_number`` (the position in its
 actions).
 """
@@ -70,7 +70,6 @@ class LLMAgent(Agent):
                                      max_tokens)
         self.view = view
         self.retries = retries
-        self.fallback_spec = fallback
         self.fallback = None if fallback is None else make_agent(str(fallback), seed)
         self.seed = seed
         self.name = name
@@ -83,14 +82,15 @@ class LLMAgent(Agent):
 
     def act(self, view: SeatView) -> int:
         moves = LegalMoves(view)
-        entry = {"agent_seed": self.seed, "move_number": len(view.state.history), "seat": view.seat, "replies": [],
-                 "errors": []}
+        entry = {"agent_seed": self.seed, "move_number": len(view.state.history), "seat": view.seat, "tries": 0,
+                 "replies": [], "errors": []}
         self.transcript.append(entry)
         if len(moves) == 1:
             return self._played(entry, moves, 0, "forced")
         messages = [{"role": "system", "content": prompt("rules") + "\n" + prompt("system")},
                     {"role": "user", "content": prompt("turn").format(view=self.turn_view(view))}]
-        for _ in range(1 + self.retries):
+        while entry["tries"] <= self.retries:
+            entry["tries"] += 1
             try:
                 reply = self.endpoint.complete(messages)
             except ChatError as error:
@@ -123,7 +123,7 @@ class LLMAgent(Agent):
         """How the transcript's moves were found: decisions, and per ``how`` (a reading rule, ``forced``,
         ``fallback``); ``retried``: the decisions that needed more than one try."""
         counts = Counter(entry["how"] for entry in self.transcript if "how" in entry)
-        retried = sum(len(entry["errors"]) > 0 for entry in self.transcript)
+        retried = sum(entry["tries"] > 1 for entry in self.transcript)
         return {"decisions": len(self.transcript), "retried": retried, **dict(sorted(counts.items()))}
 
     def write_transcript(self, path) -> None:

@@ -56,9 +56,10 @@ def test_a_whole_tournament_game_against_the_heuristic_keeps_every_raw_reply(tmp
     replies = [reply for entry in agent.transcript for reply in entry["replies"]]
     assert set(MALFORMED) & set(replies)  # the raw replies are kept, malformed ones included
     retried = [entry for entry in agent.transcript if entry["errors"] and entry["how"] != "fallback"]
-    assert retried and all(len(e["replies"]) == len(e["errors"]) + 1 for e in retried)
+    assert retried and all(len(e["replies"]) == len(e["errors"]) + 1 == e["tries"] for e in retried)
     summary = agent.summary()
-    assert summary["decisions"] == len(agent.transcript) and summary["retried"] >= len(retried)
+    assert summary["decisions"] == len(agent.transcript) and summary["retried"] == len(retried) + sum(
+        e["tries"] > 1 for e in agent.transcript if e["how"] == "fallback")
     # every decision is matched to its game: the record's agent seed and the move's number there
     for record in result.records:
         seat = record["agents"].index(agent.name)
@@ -82,7 +83,7 @@ def test_a_reply_it_cannot_read_is_sent_back_with_the_reason_and_the_moves():
     assert "there is no move 99: the moves are numbered 1-4" in messages[3]["content"]
     assert "1. choose the guildhall" in messages[3]["content"]
     entry = agent.transcript[-1]
-    assert entry["replies"] == ["Move: 99", "I'm not sure.", "2"] and entry["how"] == "number"
+    assert entry["replies"] == ["Move: 99", "I'm not sure.", "2"] and entry["how"] == "number" and entry["tries"] == 3
     assert entry["errors"][1].startswith("it names none of the legal moves")
 
 
