@@ -23,8 +23,9 @@ autosummary_imported_members = False
 autodoc_default_options = {"members": True, "show-inheritance": True, "ignore-module-all": True}
 autodoc_member_order = "bysource"
 # the [ray] extra pins its own gymnasium and lives in an environment of its own (.ci/run): documented without it;
-# the MCP server's SDK (the [mcp] extra) likewise, so that the docs build without it
-autodoc_mock_imports = ["ray", "mcp"]
+# the MCP server's SDK (the [mcp] extra) and OpenSpiel (the [openspiel] extra) likewise, so that the docs build
+# without them
+autodoc_mock_imports = ["ray", "mcp", "pyspiel", "open_spiel"]
 
 html_theme = "furo"
 html_title = f"packetrow {release}"

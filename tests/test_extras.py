@@ -19,7 +19,9 @@ PROJECT = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.tom
 # the extras a module is used with, each of which must bring what it imports beyond the core (longest prefix wins)
 EXTRAS_OF = {
     "packetrow_env": (),
+    "packetrow_env.openspiel_game": ("openspiel",),
     "packetrow_agents": (),
+    "packetrow_agents.openspiel_bot": ("openspiel",),
     "packetrow_arena": ("cli", "train"),
     "packetrow_cli": (),
     "packetrow_models": (),
@@ -33,7 +35,8 @@ EXTRAS_OF = {
     "packetrow_mcp": ("mcp",),
 }
 # import names that differ from their distribution's name
-DISTRIBUTION = {"yaml": "pyyaml", "stable_baselines3": "stable-baselines3", "sb3_contrib": "sb3-contrib"}
+DISTRIBUTION = {"yaml": "pyyaml", "stable_baselines3": "stable-baselines3", "sb3_contrib": "sb3-contrib",
+                "pyspiel": "open_spiel"}
 
 
 def _name(requirement: str) -> str:
