@@ -17,7 +17,8 @@ Solver: the equilibria of the symmetric zero-sum game are the mixtures p with A 
 finds one, and scipy's SLSQP then maximises the entropy over that polytope (a concave objective over a
 polytope: one maximum). nashpy, the maintained Python library for two-player games, returns equilibria
 (vertices, support enumeration, Lemke-Howson) but not the maximum-entropy one Nash averaging needs;
-OpenSpiel has alpha-rank but is a large C++ build for one function, so the few lines here do it.
+OpenSpiel (a 16 MB wheel, the [openspiel] extra) has alpha-rank, another ranking (docs/openspiel.md runs it on
+this payoff matrix), and a Nash averaging that needs cvxpy, so the few lines here do it with scipy.
 """
 
 from __future__ import annotations
