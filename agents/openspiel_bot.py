@@ -10,9 +10,9 @@ seeded, and the one method ``evaluate_bots`` calls that it lacks, ``restart_at``
 ``OpenSpielAgent(make_bot)`` plays a pyspiel bot as an agent (``act(view)``): it deals one world consistent with
 what the seat knows (``view.sample_determinization``), puts it in a ``python_packetrow`` state (``state_at``) and
 asks the bot, one built per game and seat by ``make_bot(game, seat, seed)`` (the seed is the agent's, as
-``reset`` got it; a bot that takes a C++ int needs it reduced, e.g. ``seed % 2**31``). The bot never sees the true game, and a bot that reads only the information state and
-``resample_from_infostate`` (ISMCTS) plays exactly as on the true state, since a determinisation depends on
-nothing the seat does not know.
+``reset`` got it; a bot that takes a C++ int needs it reduced, e.g. ``seed % 2**31``). The bot never sees the
+true game, and a bot that reads only the information state and ``resample_from_infostate`` (ISMCTS) plays exactly
+as on the true state, since a determinisation depends on nothing the seat does not know.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ Length: OpenSpiel keeps ``max_game_length`` in a C++ int (at most 2^31 - 1) and 
 it. ``game_info``'s proven bound (about 2e11 decisions) counts every page of the most payment options its antichain
 argument allows one shipment (about 9.5e10); its other terms come to under 12,000, and no measured shipment had
 more than 32 options (docs/benchmarks.md). So the OpenSpiel game is the game cut at ``max_game_length(players,
-cards)``: the same bound with at most ``CUT_OPTIONS`` options a shipment (32,000 to 41,000 decisions). A game
+cards)``: the same bound with at most ``CUT_OPTIONS`` options a shipment (31,824 to 40,602 decisions). A game
 that reaches it before its end must have had a shipment with more options than that; such a game ends there as a
 draw, every return 0 (zero-sum and general-sum alike). Real games take about 100-250 decisions.
 
