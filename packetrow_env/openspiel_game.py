@@ -14,9 +14,9 @@ a catalogue file, "" for the shipped one. A bad value is a ValueError naming wha
 
 Chance: explicit. The deal is ``Game.new(players, seed)`` for a 64-bit seed drawn by the first ``SEED_BYTES`` chance
 nodes, one byte each (256 equally likely outcomes, the lowest byte first). Explicit outcomes make a history (seed
-bytes, then moves) replay to its state, so OpenSpiel's serialisation, a seeded ``evaluate_bots`` and Shimmy's
-``reset(seed)`` reproduce a game; a sampled chance node would draw the deal from a generator no caller seeds. Eight
-small nodes rather than one of 2^64 outcomes keep ``chance_outcomes`` a list of 256. The limitation, said plainly:
+bytes, then moves) replay to its state, so a seeded ``evaluate_bots`` and Shimmy's ``reset(seed)`` reproduce a
+game; a sampled chance node would draw the deal from a generator no caller seeds. Eight small nodes rather than
+one of 2^64 outcomes keep ``chance_outcomes`` a list of 256. The limitation, said plainly:
 the deals are those 2^64 seeds give through numpy's generator, a finite subset of every way the decks can be
 shuffled, chosen by the same dealing code as the rest of the project (the tournaments' uint64 deal seeds are all
 among them: ``state_at`` or the bytes of a seed reach any of them).
@@ -33,7 +33,8 @@ sees it (``render``), for people.
 ``resample_from_infostate(player, sampler)``: the project's determinisation (``Game.sample_determinization``) for
 that seat in ``observation_mode``, its generator seeded from one draw of ``sampler``; the state it returns sits at
 the new position with an empty OpenSpiel history (``state_at``). Cloning copies the engine's game with
-``Game.clone`` (OpenSpiel clones a Python state by deep-copying its attributes; the game's holder copies that way).
+``Game.clone``: OpenSpiel clones a Python state by deep-copying its attributes, and the attribute holding the
+engine's game deep-copies through ``Game.clone`` (the catalogue shared, not copied).
 
 Length: OpenSpiel keeps ``max_game_length`` in a C++ int (at most 2^31 - 1) and some of its algorithms size arrays by
 it. ``game_info``'s proven bound (about 2e11 decisions) counts every page of the most payment options its antichain

@@ -106,6 +106,12 @@ def test_a_clone_equals_the_state_and_is_independent():
     assert state.packetrow_game.to_dict() == before
 
 
+def test_openspiels_serialisation_gives_the_state_back():
+    state = play_randomly(dealt(load(players=2), 4), 20, seed=4)
+    _, back = pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(state.get_game(), state))
+    assert back.history() == state.history() and back.packetrow_game.to_dict() == state.packetrow_game.to_dict()
+
+
 @pytest.mark.parametrize("mode", ["tracked", "online"])
 def test_a_resampled_state_has_the_seats_information_state_and_redeals_the_rest(mode):
     state = play_randomly(dealt(load(players=3, observation_mode=mode), 11), 50, seed=11)
