@@ -22,6 +22,7 @@ from packetrow_env.render import scores_lines, seat_label
 from packetrow_env.scoring import banker_points
 from packetrow_env.seat_view import SeatView
 from packetrow_env.state import END_THRESHOLD, MAX_PLAYERS, MIN_PLAYERS
+from packetrow_env.user_files import check_output_file
 
 from .play import SAVE_ERRORS, PlayError, Session, narrate, opponent_specs, read_save, save_error_text, write_save
 from .registry import split_specs
@@ -387,7 +388,8 @@ class TerminalGame(Session):
 
 def play(players: int | None = None, opponents=None, seed: int | None = None, seat: int | None = None,
          save: str | None = None, load: str | None = None, input_fn=None, out=None, layout: str = "auto") -> int:
-    """Set up (or load) a game and play it in the terminal; the exit status. Bad options raise PlayError.
+    """Set up (or load) a game and play it in the terminal; the exit status. Bad options raise PlayError, and so does
+    a ``save`` file that cannot be written, before the game starts.
 
     ``opponents``: a comma-separated string or a list of agent specs, players - 1 of them or one for all.
     """
@@ -425,6 +427,8 @@ def play(players: int | None = None, opponents=None, seed: int | None = None, se
     if seed is None:
         seed = int(np.random.default_rng().integers(2**31))
     specs = opponent_specs(specs if specs is not None else [DEFAULT_OPPONENT], n)
+    if save is not None:  # now, not at the first autosave after the person's first move
+        check_output_file(save, PlayError, "--save")
     if game is None:
         game = Game.new(n, seed=seed)
     session = TerminalGame(game, seat, specs, seed, save_path=save, input_fn=input_fn, out=out, layout=layout)

@@ -32,6 +32,8 @@ import numpy as np
 from . import records as game_records
 from packetrow_agents.registry import split_specs
 from packetrow_env import __version__
+from packetrow_env.memory import check_fits
+from packetrow_env.user_files import check_output_folder, read_text
 
 from .tournament import (RecordLog, TournamentError, game_seeds, make_entries, model_hashes, play_games, positive_int,
                          report_dead_worker)
@@ -220,6 +222,9 @@ def check_games(games: int, num_players: int) -> int:
         raise LadderError(f"games per match must be a positive multiple of {unit} for {num_players}-player "
                           f"ladders (whole duplicate deals{'' if num_players == 2 else ' in each half'}), "
                           f"got {games!r}")
+    check_fits(f"{games:,} games a match against {len(REFERENCE)} reference agents",
+               game_records.records_bytes(games * len(REFERENCE), num_players), LadderError,
+               " (every game's record is kept); give fewer games")
     return games
 
 
@@ -404,7 +409,7 @@ def load_reference(path, num_players: int | None = None) -> dict:
     if not path.is_file():
         raise LadderError(f"{path}: no reference ladder there; build one with 'packetrow ladder --build --out DIR'")
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_text(path, LadderError, "a reference ladder, the ladder-Np.json of ladder --build"))
     except json.JSONDecodeError as error:
         raise LadderError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
     if not isinstance(data, dict) or data.get("format") != LADDER_FORMAT:
@@ -510,6 +515,11 @@ def place_agent(spec: str, num_players: int = 2, games: int = 20, seed: int = 0,
 def _run_ladder_command(args) -> int:
     if args.resume and args.out is None:
         args.parser.error("argument --resume: give --out DIR, the directory whose records.jsonl it continues")
+    if args.out is not None:  # before the matches, not after them
+        try:
+            check_output_folder(args.out, LadderError, "argument --out")
+        except LadderError as error:
+            args.parser.error(str(error))
     ray = False if args.ray is None else args.ray
     try:
         check_games(args.games, args.players)

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from packetrow_env.user_files import check_output_folder
+
 from .records import RecordError, read_records
 
 from . import stats
@@ -194,6 +196,10 @@ def _run_population_command(args) -> int:
     names = ("payoff.csv", "payoff.png", "population.md")
     if out is not None:
         check_out_free(args.parser, [out / name for name in names], args.overwrite)
+        try:
+            check_output_folder(out, ValueError, "argument --out")
+        except ValueError as error:
+            args.parser.error(str(error))
     try:
         population = analyse_file(args.records_file)
     except RecordError as error:

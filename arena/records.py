@@ -31,12 +31,14 @@ from packetrow_env import __version__
 from packetrow_env.cards import resolve
 from packetrow_env.engine import Game
 from packetrow_env.game_info import GAME_TYPE
+from packetrow_env.user_files import read_text, text_lines
 
 from .replay import ReplayError, replay_moves
 
 FORMAT = "packetrow-records"
 VERSION = 1
 SCHEMA_FILE = "records-v1.schema.json"
+_EXPECTED = "a records.jsonl written by a tournament or the ladder"  # what a reader's errors say it expected
 # the columns that define the cards' play: names are cosmetic, but a renamed card must not pass unnoticed either
 _CATALOGUE_COLUMNS = ("board", "kind", "good", "quantity", "destination", "reward", "cost", "vp", "money", "value")
 
@@ -111,9 +113,16 @@ def append_records(path, games: Iterable[dict]) -> None:
 def read_interrupted(path) -> tuple[Records, bool]:
     """``read_records`` of a file that an interrupted writer may have left with a torn last line (one without
     its newline: only whole lines are appended), which is left out; also says whether one was."""
-    path = _existing(path)
-    lines = path.read_text().split("\n")  # the last item is "" after a whole last line, else the torn one
+    path = Path(path)
+    # the last item is "" after a whole last line, else the torn one
+    lines = read_text(path, RecordError, _EXPECTED).split("\n")
     return parse_records(lines[:-1], path), lines[-1] != ""
+
+
+def records_bytes(games: int, num_players: int) -> int:
+    """About the memory ``games`` records of ``num_players``-player games hold in a running tournament, which keeps
+    every record for its results (their actions as lists, scores, seeds; measured: docs/reliability.md)."""
+    return games * (14_000 + 3_400 * num_players)
 
 
 def _line(line: dict) -> str:
@@ -147,17 +156,10 @@ _GAME_KEYS = ("index", "deal", "num_players", "seed", "agent_seeds", "entries", 
 
 
 def read_records(path) -> Records:
-    """Read a record file, checking its format, version and catalogue; a RecordError names the file and line."""
-    path = _existing(path)
-    with path.open() as f:
-        return parse_records(f, path)
-
-
-def _existing(path) -> Path:
+    """Read a record file, checking its format, version and catalogue; a RecordError names the file and line (or
+    says that it cannot be read, or is not text)."""
     path = Path(path)
-    if not path.is_file():
-        raise RecordError(f"{path}: no such file (expected a records.jsonl written by a tournament or the ladder)")
-    return path
+    return parse_records(text_lines(path, RecordError, _EXPECTED), path)
 
 
 def parse_records(lines: Iterable[str], source) -> Records:
@@ -232,5 +234,5 @@ def replay_record(records: Records, index: int) -> Game:
 
 
 __all__ = ["FORMAT", "VERSION", "RecordError", "Records", "ReplayError", "catalogue_hash", "file_hash",
-           "iter_replay", "make_header", "parse_records", "read_records", "replay_record", "schema", "validate_file",
-           "write_records"]
+           "iter_replay", "make_header", "parse_records", "read_records", "records_bytes", "replay_record", "schema",
+           "validate_file", "write_records"]

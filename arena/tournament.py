@@ -46,9 +46,11 @@ from packetrow_agents.registry import make_agent, model_files, split_specs
 from .replay import replay_moves
 from packetrow_env.engine import Game
 from packetrow_env.knowledge import known_hands
+from packetrow_env.memory import check_fits
 from packetrow_env.seat_view import SeatView
 from packetrow_env.observation import MODES
 from packetrow_env.render import describe_action, render
+from packetrow_env.user_files import check_output_folder
 
 from . import duplicate_deals
 from . import stats
@@ -439,6 +441,13 @@ def play_games(specs: Sequence, num_players: int, indices: Sequence[int], seed: 
     return sorted(records, key=lambda r: r["index"])
 
 
+def check_game_count(games: int, num_players: int) -> None:
+    """A TournamentError, before any game is played, unless the records of ``games`` games fit in the memory
+    available: a tournament keeps every game's record for its results (``records.records_bytes``)."""
+    check_fits(f"{games:,} games of {num_players} players", game_records.records_bytes(games, num_players),
+               TournamentError, "; give fewer games")
+
+
 def _set_up(specs: Sequence, num_players: int, games: int | None, seed: int, workers: int, chunk_size: int | None,
             observation_mode: str, duplicate: str | bool) -> tuple[list[Entry], str, tuple]:
     """A tournament's entries, schedule and (players, games, seed, workers, chunk size), checked: a TournamentError
@@ -446,6 +455,7 @@ def _set_up(specs: Sequence, num_players: int, games: int | None, seed: int, wor
     num_players = _check_int("the number of players", num_players, MIN_PLAYERS, MAX_PLAYERS, "2, 3, 4 or 5")
     if games is not None:
         games = _check_int("the number of games", games, 1, None, "a positive integer")
+        check_game_count(games, num_players)
     seed = _check_int("the seed", seed, 0, None, "a non-negative integer")
     workers = _check_int("the number of workers", workers, 1, None, "a positive integer")
     if chunk_size is not None:
@@ -715,6 +725,15 @@ def _run_tournament_command(args) -> int:
     if args.seed < 0:
         args.parser.error(f"argument --seed: expected a non-negative integer, got {args.seed}")
     try:
+        check_game_count(args.games, args.players)
+    except TournamentError as error:
+        args.parser.error(f"argument --games: {error}")
+    if args.out is not None:
+        try:
+            check_output_folder(args.out, TournamentError, "argument --out")
+        except TournamentError as error:
+            args.parser.error(str(error))
+    try:
         entries = make_entries(specs)
         _check_entry_count(entries, args.players)
     except (TournamentError, ImportError) as error:  # bad specs are usage errors
@@ -768,6 +787,10 @@ def _run_replay_command(args) -> int:
         record = records.game(args.game)
     except game_records.RecordError as error:
         args.parser.error(str(error))
+    n = record["num_players"]
+    if not 0 <= args.seat < n:
+        args.parser.error(f"argument --seat: game {args.game} has {n} players: give a seat from 0 to {n - 1}, got "
+                          f"{args.seat}")
     try:
         for line in replay_text(record, seat=args.seat, full=args.all, every_move=args.every_move):
             print(line)

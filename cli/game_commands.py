@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import numpy as np
@@ -27,10 +28,22 @@ def _demo(args) -> int:
     return 0
 
 
+def _seed(text: str) -> int:
+    """An ``argparse`` type: a seed, a non-negative integer (numpy's generators take no other)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seed is a non-negative integer, got {text!r}")
+    return value
+
+
 def add_demo_arguments(parser) -> None:
     """``packetrow demo``: one full game between random players, every move and the scores printed."""
     parser.add_argument("--players", type=int, default=4, choices=range(2, 6), help="number of players (default 4)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deal and the players (default 0)")
+    parser.add_argument("--seed", type=_seed, default=0, help="seed of the deal and the players, a non-negative "
+                                                             "integer (default 0)")
     parser.add_argument("--quiet", action="store_true", help="print only the final table")
     parser.set_defaults(run=_demo)
 

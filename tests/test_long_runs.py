@@ -289,13 +289,13 @@ def test_ctrl_c_ends_a_run_with_one_line_and_no_process(tmp_path):
 def test_an_infinite_learning_rate_stops_the_run_and_writes_no_model(tmp_path, capsys):
     config = write_config(tmp_path / "inf.yaml", total_timesteps=2048, eval__every=512, checkpoint__every=512)
     data = yaml.safe_load(config.read_text())
-    data["ppo"]["learning_rate"] = float("inf")
+    data["ppo"]["learning_rate"] = 1e300  # finite (the config check refuses an infinite one) but far too high
     config.write_text(yaml.safe_dump(data))
     out = tmp_path / "run"
     assert main(["train", "--config", str(config), "--out", str(out), "--no-progress"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("packetrow train: error: training diverged at learner step 256: ")
-    assert "the weights (" in err[0] and "lower ppo.learning_rate (now inf)" in err[0]
+    assert "the weights (" in err[0] and "lower ppo.learning_rate (now 1e+300)" in err[0]
     assert not (out / "model.npz").exists() and not (out / "model.zip").exists()
     assert not any(out.rglob("step_*.zip")) and not (out / "eval.csv").exists()
     for path in out.rglob("*.npz"):  # the snapshot of the initial policy, taken before any update

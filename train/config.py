@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import os
 import re
 from dataclasses import dataclass
 from importlib.resources import files
@@ -18,9 +20,14 @@ from pathlib import Path
 import yaml
 
 from packetrow_agents.registry import parse_spec
-from packetrow_env.compact_observation import ENCODINGS
+from packetrow_arena.records import records_bytes
+from packetrow_env.actions import NUM_ACTIONS
+from packetrow_env.compact_observation import ENCODINGS, encoder_for
 from packetrow_env.env import REWARD_MODES
+from packetrow_env.memory import check_fits
 from packetrow_env.observation import MODES
+from packetrow_env.user_files import read_text
+from packetrow_env.vector import bytes_per_game
 
 from .pool import check_mixture
 
@@ -30,6 +37,8 @@ VEC_ENVS = ("batched", "dummy", "subproc")
 ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "linear")
 TRAINERS = ("sb3", "rllib")  # rllib: rllib_selfplay.py, needs the [ray] extra
+MAX_THREADS = 256  # torch threads: far more than any machine's cores, far below what torch fails on (a million)
+SEED_LIMIT = 2**32  # numpy's legacy seeding, which SB3 uses, takes 32 bits
 
 
 class ConfigError(ValueError):
@@ -68,7 +77,13 @@ def convert(where: str, value, default):
                 value = float(value)
             except ValueError:
                 fail("a number")
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else fail("a number")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            fail("a number")
+        try:
+            value = float(value)
+        except OverflowError:  # an integer past float's range
+            fail("a finite number")
+        return value if math.isfinite(value) else fail("a finite number")
     if isinstance(default, str):
         return value if isinstance(value, str) else fail("a string")
     if isinstance(default, list):
@@ -118,7 +133,7 @@ def load_sections(cls, data, source: str):
 
 def check_positive(where: str, value, zero_ok: bool = False) -> None:
     """A ConfigError naming ``where`` unless ``value`` > 0 (>= 0 with ``zero_ok``)."""
-    if value < 0 or (value == 0 and not zero_ok):
+    if not (value > 0 or (zero_ok and value == 0)):  # written so that nan is refused too
         raise ConfigError(f"{where} must be {'>= 0' if zero_ok else '> 0'}, got {value!r}")
 
 
@@ -304,6 +319,14 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
                                   ("eval.workers", config.eval.workers, False),
                                   ("checkpoint.every", config.checkpoint.every, True)]:
         check_positive(f"{source}: {where}", value, zero_ok)
+    for where, value in [("torch_threads", config.torch_threads), ("update_threads", config.update_threads)]:
+        if value > MAX_THREADS:
+            raise ConfigError(f"{source}: {where} must be at most {MAX_THREADS} (this machine has {os.cpu_count()} "
+                              f"cores), got {value!r}")
+    if config.total_timesteps >= SEED_LIMIT or config.seed >= SEED_LIMIT - config.total_timesteps:
+        raise ConfigError(f"{source}: seed + total_timesteps must be below 2**32 (numpy's seeding, which SB3 uses, "
+                          f"takes 32 bits, and a resumed run reseeds with seed + its steps), got seed {config.seed} "
+                          f"and total_timesteps {config.total_timesteps}")
     for where, value in [("ppo.gamma", config.ppo.gamma), ("ppo.gae_lambda", config.ppo.gae_lambda),
                          ("pool.recent_decay", config.pool.recent_decay)]:
         if not 0 < value <= 1:
@@ -342,7 +365,33 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
     except ValueError as error:
         raise ConfigError(f"{source}: pool.mixture: {error}") from None
     check_agent_specs(f"{source}: eval.opponents", config.eval.opponents)
+    check_memory(config, source)
     return config
+
+
+def check_memory(config: TrainConfig, source: str = "config") -> None:
+    """A ConfigError naming the keys whose arrays cannot fit in this machine's memory (``packetrow_env.memory``),
+    raised before anything is allocated; ``check_config`` calls it last, on values checked otherwise. The
+    estimates, each checked alone: the training games (the batched
+    engine's bytes a game), SB3's rollout buffer (observation, action mask and 8 scalars a step, float32, copied
+    once more for the update), the policy and value networks (weights, gradients and Adam's two moments, and a
+    minibatch's activations) and one evaluation's game records."""
+    observation = encoder_for(config.env.observation_encoding).size_of(config.env.observation_mode)
+    rollout = config.ppo.n_steps * config.env.n_envs
+    widths = [config.ppo.extractor_layer] * bool(config.ppo.extractor_layer) + list(config.ppo.net_arch)
+    weights = sum((fan_in + 1) * fan_out for fan_in, fan_out in zip([observation] + widths, widths + [NUM_ACTIONS]))
+    activations = config.ppo.batch_size * (observation + sum(widths))
+    games = max(config.eval.games, config.eval.final_games)
+    parts = [(f"env.n_envs = {config.env.n_envs:,} games", config.env.n_envs * bytes_per_game(), "env.n_envs"),
+             (f"the rollout buffer of ppo.n_steps x env.n_envs = {rollout:,} steps",
+              2 * 4 * rollout * (observation + NUM_ACTIONS + 8), "ppo.n_steps or env.n_envs"),
+             (f"the networks of ppo.net_arch {config.ppo.net_arch}" + (
+                 f" after ppo.extractor_layer {config.ppo.extractor_layer}" if config.ppo.extractor_layer else ""),
+              2 * 4 * (4 * weights + 2 * activations), "ppo.net_arch or ppo.extractor_layer"),
+             (f"{games:,} evaluation games (eval.games, eval.final_games)",
+              records_bytes(games, max(config.eval.num_players)), "eval.games or eval.final_games")]
+    for what, nbytes, keys in parts:
+        check_fits(f"{source}: {what}", nbytes, ConfigError, f"; lower {keys}")
 
 
 def config_from_dict(data: dict, source: str = "config") -> TrainConfig:
@@ -370,12 +419,17 @@ def resolve_config(path) -> Path:
 
 
 def read_config(path) -> tuple[Path, object]:
-    """The resolved path and the parsed YAML data of a config (not yet checked)."""
+    """The resolved path and the parsed YAML data of a config (not yet checked); a file with no keys at all (empty,
+    or only comments) is refused rather than read as the defaults."""
     path = resolve_config(path)
     try:
-        return path, yaml.safe_load(path.read_text())
+        data = yaml.safe_load(read_text(path, ConfigError, "a YAML training config"))
     except yaml.YAMLError as error:
         raise ConfigError(f"{path}: not valid YAML ({error})") from None
+    if data is None:
+        raise ConfigError(f"{path}: the config file is empty; give at least the keys that differ from the defaults "
+                          "(e.g. name: my_run), or start from a shipped config (--config quick)")
+    return path, data
 
 
 def load_config(path) -> TrainConfig:

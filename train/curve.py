@@ -15,6 +15,8 @@ from pathlib import Path
 
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from packetrow_env.user_files import check_output_file
+
 PLOTTED = {"timesteps", "opponent", "num_players", "win_rate", "win_low", "win_high"}  # eval.csv columns drawn
 
 
@@ -50,8 +52,22 @@ def evaluation_rows(run: Path) -> list[dict]:
     return rows
 
 
-def plot_run(run, out=None):
-    """Draw the run's training curve and evaluations into ``out`` (default RUN/curve.png); returns the path."""
+def image_path(run: Path, out=None) -> Path:
+    """Where ``plot_run`` writes: ``out`` (a .png file, or a folder: FOLDER/curve.png), by default RUN/curve.png
+    (for an eval.csv alone, curve.png here); a ValueError if it names another kind of file or cannot be written."""
+    if out is None:
+        out = Path("curve.png") if run.is_file() else run / "curve.png"
+    out = Path(out)
+    if out.is_dir():
+        out = out / "curve.png"
+    elif out.suffix.lower() != ".png":
+        raise ValueError(f"--out must name a .png file or a folder (then FOLDER/curve.png), got {str(out)!r}")
+    check_output_file(out, ValueError, "--out")
+    return out
+
+
+def plot_run(run, out=None) -> Path:
+    """Draw the run's training curve and evaluations into ``image_path(run, out)``; returns the path written."""
     import matplotlib  # here, not at the top: the file backend is chosen for this plot, not for every importer
 
     matplotlib.use("Agg")
@@ -59,12 +75,12 @@ def plot_run(run, out=None):
 
     run = Path(run)
     if run.is_file():  # an eval.csv alone: the evaluations panel
-        out = Path(out) if out is not None else Path("curve.png")
+        out = image_path(run, out)
         training, rows = {}, evaluation_rows(run)
         if not rows:
             raise ValueError(f"{run} holds no evaluations")
     elif run.is_dir():
-        out = Path(out) if out is not None else run / "curve.png"
+        out = image_path(run, out)
         training, rows = training_win_rates(run), evaluation_rows(run)
         if not training and not rows:
             raise FileNotFoundError(f"{run} has neither TensorBoard logs (tb/) nor eval.csv to plot")
@@ -123,7 +139,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("run_dir", metavar="RUN_DIR",
                         help="the run's output directory, e.g. runs/quick; or an eval.csv alone (its evaluations "
                              "only), e.g. models/ppo_packetrow_eval.csv")
-    parser.add_argument("--out", metavar="PNG", help="the image to write (default RUN_DIR/curve.png; for an "
-                                                     "eval.csv, curve.png in the current directory)")
+    parser.add_argument("--out", metavar="PNG", help="the image to write, a .png file or a folder (then "
+                                                     "FOLDER/curve.png); default RUN_DIR/curve.png, for an eval.csv "
+                                                     "curve.png in the current directory")
     parser.set_defaults(run=_run_curve_command, parser=parser)
 

@@ -1,11 +1,12 @@
 """A training run whose numbers stop being finite stops, with an error saying so.
 
-A too-high learning rate (``ppo.learning_rate: .inf`` at the extreme) turns the network's weights into NaN or
-infinity in one update; PPO keeps running on them without an error, its evaluations look like a weak policy's, and
-the export would hold NaN everywhere. ``check_update`` runs after every PPO update (the training callback calls it
-before the next rollout and at the end of training) and raises ``TrainingDivergedError`` when the losses the update
-logged, the gradients it left or the weights are not all finite. Exports refuse non-finite weights as well
-(``packetrow_train.policy_export``), so no NaN model is written either way.
+A too-high learning rate (``ppo.learning_rate: 1e300``, say; the config check refuses ``.inf``) turns the
+network's weights into NaN or infinity in one update; PPO keeps running on them without an error, its evaluations
+look like a weak policy's, and the export would hold NaN everywhere. ``check_update`` runs after every PPO update
+(the training callback calls it before the next rollout and at the end of training) and raises
+``TrainingDivergedError`` when the losses the update logged, the gradients it left or the weights are not all
+finite. Exports refuse non-finite weights as well (``packetrow_train.policy_export``), so no NaN model is written
+either way.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from packetrow_agents.policy import NumpyPolicy, PolicyAgent, check_model_path, 
 from packetrow_arena.records import iter_replay, read_records
 from packetrow_arena.tournament import positive_int
 from packetrow_env.seat_view import SeatView
+from packetrow_env.user_files import check_output_file
 
 BATCH = 256
 
@@ -195,6 +196,7 @@ def _run_imitate_command(args) -> int:
             raise ImitationError(f"--out must name a .npz file (a policy export), got {args.out!r}")
         if out.exists() and not args.overwrite:
             raise ImitationError(f"{out} exists; give --overwrite to replace it")
+        check_output_file(out, ImitationError, "--out", makes_folders=True)  # before the records are replayed
         check_settings(args.epochs, args.lr, args.holdout)  # before the records are replayed
         base = "ppo" if args.policy == "ppo" else str(check_model_path(args.policy))
         player = PolicyAgent(policy=load_policy(None if base == "ppo" else base))

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import yaml
 
+from packetrow_env.user_files import check_output_folder
+
 from .atomic_files import atomic_write, leftovers, write_text
 from .config import ConfigError, TrainConfig
 from .policy_export import export_policy
@@ -52,12 +54,12 @@ def environment_versions() -> dict[str, str]:
 
 def prepare_out(out: Path, fresh: bool, overwrite: bool, files=RUN_FILES, folders=RUN_FOLDERS) -> None:
     """Create the output directory; a fresh run into one holding files needs ``overwrite`` (then clears the old run).
+    A path that cannot be written (a file on the way, no permission) is a ConfigError before anything changes.
 
     ``files`` and ``folders``: what a run of this trainer writes there, the only things ``overwrite`` deletes
     (with the temporary files that interrupted writes left beside them, ``atomic_files.leftovers``).
     """
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file, not a directory")
+    check_output_folder(out, ConfigError, "--out")  # before anything in it changes
     if fresh and out.is_dir() and any(out.iterdir()):
         if not overwrite:
             raise ConfigError(f"--out {out} already holds files (an earlier run?); choose another --out, resume "

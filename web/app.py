@@ -29,6 +29,8 @@ from importlib.resources import files
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from packetrow_env.user_files import check_output_folder
+
 from .opponents import DEFAULT_OPPONENT, OFFERED, OpponentRule
 from .openapi import openapi
 from .sessions import PlaySession, Replay, Sessions, WebError
@@ -294,8 +296,13 @@ def add_arguments(parser) -> None:
 
 
 def run_command(args) -> int:
-    """Run ``packetrow serve`` from parsed arguments."""
+    """Run ``packetrow serve`` from parsed arguments; a save folder that cannot be written is refused first."""
     rule = OpponentRule(any_agent=args.any_agent, model_dirs=tuple(Path(d) for d in args.model_dir))
+    try:  # now, not when the first game is autosaved
+        check_output_folder(args.save_dir, ValueError, "argument --save-dir")
+    except ValueError as error:
+        print(f"packetrow serve: error: {error}", file=sys.stderr)
+        return 2
     try:
         return serve(args.host, args.port, args.open, args.save_dir, rule)
     except ImportError as error:

@@ -6,6 +6,8 @@ numba) over the whole batch. ``Game`` stays the readable reference: the tests pl
 
 from __future__ import annotations
 
+import functools
+import itertools
 import operator
 from typing import NamedTuple
 
@@ -13,8 +15,10 @@ import numpy as np
 
 from .. import actions, payment, shipping
 from ..cards import ASSISTANT, resolve
-from ..compact_observation import encoder_for
+from ..compact_observation import ENCODINGS, encoder_for
 from ..engine import Game, IllegalActionError
+from ..memory import check_fits, format_bytes, most_that_fit
+from ..observation import MODES
 from ..scoring import banker_points_batch, final_rewards_batch
 from ..state import HAND, MAX_DECK, MAX_PLAYERS, MIN_PLAYERS, NUM_BOARDS, OVER, PAY, SHIPS
 from . import rules
@@ -22,7 +26,7 @@ from .batch import WORDS, Batch, allocate, from_games, state_of
 from .seeded_shuffle import STATE_WORDS, state_dict
 from .tables import DISCARD as DISCARD_PILE, table
 
-__all__ = ["EngineArrays", "VectorGame", "IllegalActionError"]
+__all__ = ["EngineArrays", "VectorGame", "IllegalActionError", "bytes_per_game"]
 
 
 class EngineArrays(NamedTuple):
@@ -38,7 +42,11 @@ class EngineArrays(NamedTuple):
 
 
 class VectorGame:
-    """B games of Packet Row as batched arrays (docs/design.md "Many games at once")."""
+    """B games of Packet Row as batched arrays (docs/design.md "Many games at once").
+
+    A batch whose games cannot fit in the memory available (``bytes_per_game``, ``packetrow_env.memory``) is a
+    ValueError naming its size, the estimate and the memory available, raised before anything is allocated.
+    """
 
     def __init__(self, num_players=4, seeds=None, autoreset: bool = False, num_games: int | None = None,
                  cards=None):
@@ -341,13 +349,43 @@ def _bit_ids(bits: np.ndarray) -> list[int]:
     return [w * 64 + j for w in range(WORDS) for j in range(64) if int(bits[w]) >> j & 1]
 
 
+@functools.cache
+def bytes_per_game() -> int:
+    """About the bytes a VectorGame holds per game: its state (``batch.allocate``), the kernels' hand caches, the
+    arrays ``VectorGame._allocate`` adds, its seed in the listed seeds, and one observation in the largest mode and
+    encoding (every caller observes its games)."""
+    state = sum(array.nbytes for array in (*allocate(1), *rules.hand_cache(1)))
+    # _allocate's own: mask (bool), ended (bool), final (2 x int64 per seat), generator words, seed, player count,
+    # generator state slot (a pointer); the listed seed is a Python int (32 bytes) behind a pointer
+    own = actions.NUM_ACTIONS + 1 + 2 * MAX_PLAYERS * 8 + STATE_WORDS * 8 + 8 + 8 + 8 + 40
+    observation = 4 * max(encoder_for(encoding).size_of(mode) for encoding in ENCODINGS for mode in MODES)
+    return state + own + observation
+
+
+def _fitting_seeds(seeds):
+    """``seeds`` (anything with a length is left as it is; an iterator is read only up to one seed past the most
+    games that fit), refused with a TooLargeError (a ValueError) before the batch is allocated if its games
+    cannot fit in the memory available."""
+    each = bytes_per_game()
+    size = None
+    if not hasattr(seeds, "__len__"):
+        most = most_that_fit(each)
+        seeds = list(seeds if most is None else itertools.islice(seeds, most + 1))
+        if most is not None and len(seeds) > most:
+            size = f"more than {most:,}"
+    check_fits(f"a VectorGame of {size or format(len(seeds), ',')} games", len(seeds) * each,
+               hint=f" (about {format_bytes(each)} a game); give fewer seeds or a smaller num_games")
+    return seeds
+
+
 def _check_setup(num_players, seeds, num_games):
-    """(player count per game, seeds) from the constructor's arguments, or a ValueError saying what is allowed."""
+    """(player count per game, seeds) from the constructor's arguments, or a ValueError saying what is allowed
+    (a TooLargeError, before anything is allocated, for more games than fit in memory)."""
     if seeds is None:
         if num_games is None:
             num_games = 1 if np.ndim(num_players) == 0 else len(num_players)
         seeds = range(_count(num_games, "num_games"))
-    seeds = _check_seeds(seeds)
+    seeds = _check_seeds(_fitting_seeds(seeds))
     if not seeds:
         raise ValueError("a VectorGame needs at least one game: give seeds (or num_games) of length 1 or more")
     if num_games is not None and _count(num_games, "num_games") != len(seeds):
