@@ -8,6 +8,7 @@ person's seat saw it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import json
 import os
@@ -33,6 +34,8 @@ class PlayError(ValueError):
     """A bad option or saved-game file; the message says what was wrong and what is allowed."""
 
 
+# what os.link raises where the file system has no hard links
+NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS}
 # what writing a save can raise: the OS (no such folder, a directory, no permission, a path too long), a path
 # Python refuses (embedded null byte), and a position JSON cannot hold
 SAVE_ERRORS = (OSError, ValueError, TypeError)
@@ -147,11 +150,13 @@ def save_data(game, seat: int, opponents: list[str], seed) -> dict:
             "opponents": list(opponents), "game": game.to_dict()}
 
 
-def write_save(path: str, data: dict) -> None:
-    """Write a saved game as JSON, atomically: a new temporary file beside ``path``, renamed over it.
+def write_save(path: str, data: dict, replace: bool = True) -> None:
+    """Write a saved game as JSON, atomically: a new temporary file beside ``path``, then moved to ``path``.
 
-    The temporary file's name is new (``tempfile``), so no existing file is touched but ``path``; on any
-    failure it is removed, so a failed save leaves the folder as it was.
+    ``replace``: the file takes the name whether or not another file has it. Else it takes the name only if no
+    file has it, in one step (a hard link), and otherwise raises FileExistsError: of two saves under one name at
+    once, exactly one succeeds. The temporary file's name is new (``tempfile``), so no existing file is touched but
+    ``path``; on any failure it is removed, so a failed save leaves the folder as it was.
     """
     text = json.dumps(data)  # first: a position JSON cannot hold fails before any file exists
     folder = os.path.dirname(os.path.abspath(path))
@@ -159,11 +164,34 @@ def write_save(path: str, data: dict) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            _take_new_name(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _take_new_name(tmp: str, path: str) -> None:
+    """Give the written file ``tmp`` the name ``path`` if no file has it (FileExistsError if one has)."""
+    try:
+        os.link(tmp, path)  # the check and the naming are one step: no other save can come between them
+    except OSError as error:
+        if error.errno not in NO_HARD_LINKS:
+            raise  # FileExistsError among them
+        # a file system without hard links (FAT, some network shares): the name is reserved by an exclusive
+        # create, then the written file replaces the empty one, so the name never holds a partial save
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
+    else:
+        os.unlink(tmp)
 
 
 def save_error_text(error: Exception) -> str:

@@ -89,8 +89,7 @@ def create_app(save_dir="packetrow-saves", rule: OpponentRule = OpponentRule(), 
         return data
 
     def play(key, work=None) -> dict:
-        session = sessions.get(key, PlaySession)
-        with session.lock:  # one request at a time per game; other games go on meanwhile
+        with sessions.playing(key) as session:  # one request at a time per game; other games go on meanwhile
             if work is not None:
                 work(session)
                 sessions.autosave(session)
@@ -175,8 +174,7 @@ def create_app(save_dir="packetrow-saves", rule: OpponentRule = OpponentRule(), 
 
     @app.get("/api/games/<key>/hands")
     def end_hands(key):
-        session = sessions.get(key, PlaySession)
-        with session.lock:
+        with sessions.playing(key) as session:
             return jsonify(dict(session.hands(), id=key))
 
     @app.post("/api/games/<key>/act")
@@ -194,8 +192,7 @@ def create_app(save_dir="packetrow-saves", rule: OpponentRule = OpponentRule(), 
     @app.post("/api/games/<key>/save")
     def save(key):
         data = body()
-        session = sessions.get(key, PlaySession)
-        with session.lock:
+        with sessions.playing(key) as session:
             name = sessions.save(session, data.get("name"), data.get("overwrite", False))
         return jsonify(saved=name, folder=str(sessions.save_dir))
 

@@ -7,6 +7,7 @@ with an HTTP status); a bad one leaves the session exactly as it was.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -32,13 +33,14 @@ from packetrow_env.state import MAX_PLAYERS, MIN_PLAYERS
 from .opponents import DEFAULT_OPPONENT, OFFERED, OpponentRule, SpecRefused
 from .views import end_hands, table_json
 
-# Held in memory at most (the least recently used go first); every game is autosaved after each move, so a game
-# let go is reopened from its file when its id is asked for again.
+# Held in memory at most (the least recently used go first); every game is autosaved after each move and is let go
+# only once its latest position is in its file, from which it reopens when its id is asked for again.
 MAX_GAMES = 64
 MAX_WATCHES = 8  # files being watched; each holds its records (actions packed) and the positions of 2 games
 WATCH_BYTES = 48 * 1024 * 1024  # and the files' texts add up to at most this (the largest upload is 16 MiB)
 WATCHED_GAMES = 2
-IDLE_SECONDS = 30 * 60  # a game or watched file untouched this long is let go (games: autosaved first)
+IDLE_SECONDS = 30 * 60  # a game or watched file untouched this long is let go (a game: once it is on disk)
+AUTOSAVE_RETRY_SECONDS = 60  # a game whose autosave failed is tried again this often while it waits to be let go
 SAVE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,80}")  # fullmatch: no trailing newline slips through
 KEY = re.compile(r"[A-Za-z0-9_-]{16}")  # secrets.token_urlsafe(12)
 AUTOSAVE = re.compile(r"game-([A-Za-z0-9_-]{16})\.json")
@@ -71,7 +73,9 @@ class PlaySession(Session):
         self.log: list[str] = []  # what happened, as the person's seat saw it (narrate)
         self.log_moves: list[int | None] = []  # per log line: the move it opens (numbered on the page), or None
         self.key: str | None = None  # its id, given by Sessions.add (its autosave is game-<key>.json)
-        self.autosave_error: str | None = None
+        self.autosave_error: str | None = None  # None: its latest position is in its autosave
+        self.autosave_failed_at = 0.0  # when the last autosave failed (the Sessions' clock)
+        self.let_go = False  # the server let it go (set under its lock): a request must reopen it from its file
 
     @classmethod
     def new(cls, options: dict, rule: OpponentRule = OpponentRule()) -> "PlaySession":
@@ -419,7 +423,9 @@ class Sessions:
     Bounded: at most ``max_games`` games and ``max_watches`` files (of ``watch_bytes`` in all) in memory, none
     idle longer than ``idle_seconds``. Every game is autosaved to ``save_dir/game-<id>.json`` when it starts
     and after each move, so a game let go (or lost by a server restart) reopens from its file when its id is
-    asked for.
+    asked for. A game is let go only when its latest position is in that file and no request is using it: one
+    whose autosave failed stays in memory (its autosave is tried again when it would be let go), and a new game
+    is refused (507) rather than held beyond ``max_games`` while it cannot be saved.
     """
 
     def __init__(self, save_dir: str | os.PathLike = "packetrow-saves", rule: OpponentRule = OpponentRule(),
@@ -435,27 +441,43 @@ class Sessions:
         self._lock = threading.Lock()
         self._reopening = threading.Lock()
 
-    def add(self, item, key: str | None = None) -> str:
-        """Register a game or a watched file (a game is autosaved first); its id (new and random if not given)."""
+    def add(self, item, key: str | None = None, on_disk: bool = False) -> str:
+        """Register a game or a watched file; its id (new and random if not given). A game is autosaved first,
+        unless ``on_disk`` (reopened from its autosave, which holds it already).
+
+        A game that cannot be autosaved while ``max_games`` games are held already is refused (WebError 507)."""
         key = key or secrets.token_urlsafe(12)
         if isinstance(item, PlaySession):
             item.key = key
-            self.autosave(item)
+            if not on_disk:
+                self.autosave(item)
         with self._lock:
             self._items[key] = item
             self._items.move_to_end(key)
             self._used[key] = self._clock()
             self._let_go()
+            if isinstance(item, PlaySession) and item.autosave_error and self._games_held() > self.max_games:
+                self._forget(key)  # never held by a request: no one else has its id yet
+                raise WebError(f"{item.autosave_error}; the server already holds {self.max_games} games in memory, "
+                               "some of them unsaved, so it starts no more until its save folder can be written",
+                               507)
         return key
 
+    def _games_held(self) -> int:
+        return sum(isinstance(item, PlaySession) for item in self._items.values())
+
     def _let_go(self) -> None:
-        """Forget the idle, then the least recently used beyond the limits (games are on disk already)."""
+        """Let go of the idle, then of the least recently used beyond the limits; a game only once it is on disk
+        and not in use (``_release``)."""
         now = self._clock()
         for key in [k for k, used in self._used.items() if now - used > self.idle_seconds]:
-            self._forget(key)
+            self._release(key)
         games = [k for k, item in self._items.items() if isinstance(item, PlaySession)]
-        for key in games[:max(0, len(games) - self.max_games)]:
-            self._forget(key)
+        excess = len(games) - self.max_games
+        for key in games[:-1]:  # never the game just added or asked for: it is the one in use
+            if excess <= 0:
+                break
+            excess -= self._release(key)
         watches = [(k, item.size) for k, item in self._items.items() if isinstance(item, Replay)]
         size = sum(s for _, s in watches)
         for number, (key, held) in enumerate(watches):
@@ -463,6 +485,26 @@ class Sessions:
                 break
             self._forget(key)
             size -= held
+
+    def _release(self, key: str) -> bool:
+        """Let go of ``key`` if it may go now; whether it went. A game goes only when no request holds its lock and
+        its latest position is in its autosave (a failed autosave is tried again here, at most once a minute:
+        every request comes here, and a full disk fails every write); it is marked
+        ``let_go`` under its lock, so a request that fetched it before waits, then reopens it from the file."""
+        item = self._items.get(key)
+        if isinstance(item, PlaySession):
+            if not item.lock.acquire(blocking=False):  # a request is using it
+                return False
+            try:
+                if item.autosave_error and self._clock() - item.autosave_failed_at >= AUTOSAVE_RETRY_SECONDS:
+                    self.autosave(item)
+                if item.autosave_error:  # not on disk: letting it go would lose it
+                    return False
+                item.let_go = True
+            finally:
+                item.lock.release()
+        self._forget(key)
+        return True
 
     def _forget(self, key: str) -> None:
         self._items.pop(key, None)
@@ -492,13 +534,24 @@ class Sessions:
                 path = self.save_dir / f"game-{key}.json"
                 if path.is_file():
                     item = self._read(path, path.name)
-                    self.add(item, key)
+                    self.add(item, key, on_disk=True)
                     return item
         if kind is PlaySession:
             raise WebError(f"no game {_short(key)} on the server, and no autosave of it in {self.save_dir}: it was "
                            "deleted, or saved in another folder; resume a saved game or start a new one", 404)
         raise WebError(f"no watched file {_short(key)} (files are let go after {self.idle_seconds / 60:g} idle "
                        "minutes or when others are opened): open it again", 404)
+
+    @contextlib.contextmanager
+    def playing(self, key):
+        """The game ``key`` under its lock, for one request (``get``; reopened from its autosave if the server let
+        it go after it was fetched, so that no move is made on a copy the server no longer holds)."""
+        while True:
+            session = self.get(key, PlaySession)
+            with session.lock:
+                if not session.let_go:
+                    yield session
+                    return
 
     def counts(self) -> dict:
         """How many games and watched files are in memory."""
@@ -516,12 +569,13 @@ class Sessions:
             session.autosave_error = None
         except (OSError, ValueError, TypeError) as error:
             session.autosave_error = f"cannot autosave to {self.save_dir}: {save_error_text(error)}"
+            session.autosave_failed_at = self._clock()
 
     def save(self, session: PlaySession, name, overwrite=False) -> str:
         """Save ``session``: to its own autosave file (no ``name``), or as ``name`` (+ .json); the file name.
 
         A name another file already has is refused (409) unless ``overwrite``: one game never replaces another's
-        file by accident.
+        file by accident, even when two are saved under one name at the same moment (``write_save``).
         """
         if name is None:
             self.autosave(session)
@@ -535,15 +589,15 @@ class Sessions:
             raise WebError(f"overwrite must be true or false, got {_short(overwrite)}")
         if not name.endswith(".json"):
             name += ".json"
-        path = self.save_dir / name
         if AUTOSAVE.fullmatch(name) and name != f"game-{session.key}.json":
             raise WebError(f"{name} is the name of another game's autosave: choose another name", 409)
-        if path.exists() and not overwrite:
-            raise WebError(f"a saved game named {name} already exists in {self.save_dir}: choose another name, or "
-                           "send overwrite: true to replace it", 409)
         try:
             self.save_dir.mkdir(parents=True, exist_ok=True)
-            write_save(str(path), session.saved())
+            # without overwrite the name is taken in one step, so of two games saved under it at once one is refused
+            write_save(str(self.save_dir / name), session.saved(), replace=overwrite)
+        except FileExistsError:
+            raise WebError(f"a saved game named {name} already exists in {self.save_dir}: choose another name, or "
+                           "send overwrite: true to replace it", 409) from None
         except (OSError, ValueError, TypeError) as error:
             raise WebError(f"cannot save {name}: {save_error_text(error)}", 507) from None
         return name
