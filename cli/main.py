@@ -6,8 +6,9 @@ subcommand need only the table, so they import no subcommand's module: no torch,
 A subcommand's own ``--help`` and its run import its module alone. The command sits above every layer: it is the
 one module that reaches the env, the agents, the arena, training and the web app.
 
-Every subcommand's function sets ``run`` (called with the parsed arguments, returns the exit status) and may set
-``parser`` (for usage errors raised while running) with ``parser.set_defaults``.
+Every subcommand's function sets ``run`` (called with the parsed arguments, returns the exit status) with
+``parser.set_defaults``; ``parser``, the subcommand's parser, is set for it (for usage errors raised while running).
+A usage error is the subcommand's own (``packetrow SUB: error: ...``, exit status 2), unknown arguments included.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
     for name, (target, help_text) in COMMANDS.items():
         subparser = sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+        subparser.set_defaults(parser=subparser)
         if name == command:
             module, function = target.split(":")
             getattr(importlib.import_module(module), function)(subparser)
@@ -63,5 +65,7 @@ def main(argv=None) -> int:
     """Entry point of the ``packetrow`` command."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((word for word in argv if not word.startswith("-")), None)
-    args = build_parser(command if command in COMMANDS else None).parse_args(argv)
+    args, unknown = build_parser(command if command in COMMANDS else None).parse_known_args(argv)
+    if unknown:  # argparse would report them as the top command's: they are the subcommand's usage error
+        args.parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     return args.run(args)

@@ -121,6 +121,9 @@ CASES = [
     (["serve", "--save-dir", "{d}/file.txt", "--port", "0"], "file.txt is a file, not a folder"),
     (["serve", "--save-dir", "{d}/file.txt/saves", "--port", "0"], "file.txt is a file, not a folder"),
     (["serve", "--port", "99999"], "from 0 to 65535"),
+    (["mcp", "--port", "8000"], "unrecognized arguments: --port 8000"),
+    (["mcp", "stdio"], "unrecognized arguments: stdio"),
+    (["demo", "--sead", "1"], "unrecognized arguments: --sead 1"),
 ]
 # a file the test's user cannot read (root reads any file: those cases are skipped as root)
 UNREADABLE = [
