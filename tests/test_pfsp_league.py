@@ -181,3 +181,10 @@ def test_a_resumed_league_reloads_its_exploiters(league_run):
     assert [step for step, _ in env.opponents.pool.exploiters] == [512, 1024]
     saved = NumpyPolicy.load_npz(league_run.out / "exploiters" / "step_0000000512" / "model.npz")
     assert all(np.array_equal(a, b) for a, b in zip(env.opponents.pool.exploiters[0][1].weights, saved.weights))
+
+
+def test_the_rllib_trainer_refuses_the_sb3_pools_sources():
+    from packetrow_train.rllib_selfplay import config_from_dict as rllib_config_from_dict
+
+    with pytest.raises(ConfigError, match="pfsp, exploiters are sources of the SB3 trainer's pool"):
+        rllib_config_from_dict({"trainer": "rllib", "league": {"mixture": {"pfsp": 1.0, "exploiters": 1.0}}})

@@ -71,8 +71,12 @@ class League:
 
     def resume(self, vec_env, checkpoint: Path, step: int) -> None:
         """Add the exploiters the run of ``checkpoint`` made up to ``step`` (the newest kept) to the pool."""
-        for made, path in resume_exploiters(checkpoint, step, self.config.league.max_exploiters):
+        found = resume_exploiters(checkpoint, step, self.config.league.max_exploiters)
+        for made, path in found:
             vec_env.env_method("add_exploiter", NumpyPolicy.load_npz(path), made)
+        if found:
+            print(f"resume: the league's exploiters of steps {', '.join(str(made) for made, _ in found)} rejoin the "
+                  f"pool", file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager
