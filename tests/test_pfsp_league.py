@@ -188,3 +188,17 @@ def test_the_rllib_trainer_refuses_the_sb3_pools_sources():
 
     with pytest.raises(ConfigError, match="pfsp, exploiters are sources of the SB3 trainer's pool"):
         rllib_config_from_dict({"trainer": "rllib", "league": {"mixture": {"pfsp": 1.0, "exploiters": 1.0}}})
+
+
+def test_pfsp_results_reach_every_pool_of_one_game_envs(tmp_path):
+    """With one env (and pool) per game, every pool gets every episode's results, so all hold the same estimates."""
+    data = tiny(total_timesteps=512, pipeline=False)
+    data["env"].update(vec_env="dummy", observation_encoding="onehot", num_players=[2])
+    data["ppo"]["extractor_layer"] = 0
+    data["pool"].update(mixture={"pfsp": 0.5, "heuristic": 0.5}, snapshot_every=128)
+    data["eval"].update(every=0, final_games=0)
+    result = train(config_from_dict(data), out=tmp_path)
+    pools = [env.unwrapped.opponents for env in result.model.env.envs]
+    assert len(pools) == 2 and pools[0].loss_rates and pools[0].loss_rates == pools[1].loss_rates
+    met = [name for episode in result.callback.episodes for name in episode.opponents if name.startswith("snapshot@")]
+    assert set(pools[0].loss_rates) <= set(met)
