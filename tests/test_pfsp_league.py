@@ -202,3 +202,11 @@ def test_pfsp_results_reach_every_pool_of_one_game_envs(tmp_path):
     assert len(pools) == 2 and pools[0].loss_rates and pools[0].loss_rates == pools[1].loss_rates
     met = [name for episode in result.callback.episodes for name in episode.opponents if name.startswith("snapshot@")]
     assert set(pools[0].loss_rates) <= set(met)
+
+
+def test_a_bad_exploiter_base_config_is_refused_before_the_run(tmp_path):
+    data = league_data(tmp_path)
+    (tmp_path / "base.yaml").write_text("ppo:\n  n_steps: 0\n")
+    with pytest.raises(ConfigError, match=r"league.config: .*base.yaml \(for exploit\): ppo.n_steps must be > 0"):
+        train(config_from_dict(data), out=tmp_path / "run")
+    assert not (tmp_path / "run").exists()

@@ -26,7 +26,7 @@ import torch
 
 from packetrow_agents.policy import NumpyPolicy
 
-from .config import TrainConfig, check_config
+from .config import ConfigError, TrainConfig, check_config
 from .exploit import exploit_config
 from .run_dir import exploiter_folder, export_model, resume_exploiters, save_policy
 from .selfplay import TrainResult
@@ -39,32 +39,35 @@ class League:
 
     def __init__(self, config: TrainConfig):
         self.config = config
+        try:  # the exploiters' base config is read and checked before the run starts, not at its first exploiter
+            self.exploiter_config("random", 0, None)
+        except ConfigError as error:
+            raise ConfigError(f"league.config: {error}") from None
 
-    def exploiter_config(self, main_path: Path, step: int, start: NumpyPolicy | None) -> TrainConfig:
-        """The training config of the exploiter made at ``step`` against the main agent exported at ``main_path``."""
+    def exploiter_config(self, spec: str, step: int, start: NumpyPolicy | None) -> TrainConfig:
+        """The training config of the exploiter made at ``step`` against the agent ``spec`` (the main agent's
+        export), from the ``start`` policy or from scratch."""
         league = self.config.league
-        config = exploit_config(f"ppo:path={main_path}", league.num_players, self.config.seed + step, league.config,
-                                start)
+        config = exploit_config(spec, league.num_players, self.config.seed + step, league.config, start)
         config.name, config.total_timesteps = "exploiter", league.steps
         if not league.minutes:
             config.eval.every = 0  # the evaluations of exploit_config are where the clock is checked
-        return check_config(config, f"league.config {league.config} (for an exploiter)")
+        return check_config(config, f"{league.config} (for an exploiter)")
 
     def train_exploiter(self, model, vec_env, out: Path) -> None:
         """Train an exploiter against ``model`` as it is now and add it to ``vec_env``'s opponent pool."""
         league, step = self.config.league, int(model.num_timesteps)
         folder = exploiter_folder(out, step)
         main = export_model(model, self.config)
-        main_path = save_policy(main, folder / "main.npz")
-        config = self.exploiter_config(main_path, step, main if league.start == "main" else None)
+        start = main if league.start == "main" else None
+        config = self.exploiter_config(f"ppo:path={save_policy(main, folder / 'main.npz')}", step, start)
         budget = f"{league.steps:,} steps" + (f" or {league.minutes:g} min" if league.minutes else "")
         print(f"[league at {step} steps] training an exploiter of the main agent for {budget} ({folder})",
               file=sys.stderr, flush=True)
         started = time.perf_counter()
         stop = (lambda rows: time.perf_counter() - started >= 60 * league.minutes) if league.minutes else None
         with kept_global_state():
-            result = train_selfplay(config, out=folder, overwrite=True, progress_bar=False, stop=stop,
-                                    start=main if league.start == "main" else None)
+            result = train_selfplay(config, out=folder, overwrite=True, progress_bar=False, stop=stop, start=start)
         vec_env.env_method("add_exploiter", NumpyPolicy.load_npz(result.npz_path), step)
         print(f"[league] exploiter@{step} joins the pool after {result.model.num_timesteps:,} steps "
               f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)

@@ -186,8 +186,8 @@ class OpponentPool:
         weights = {s: (0.0 if s in POLICY_SOURCES and not self.members(s) else w) for s, w in self.mixture.items()}
         total = sum(weights.values())
         if total <= 0:
-            raise RuntimeError("the opponent pool has no snapshot or exploiter yet for the sources the mixture gives weight "
-                               "to; add a snapshot first (training adds the initial policy)")
+            raise RuntimeError("the opponent pool has no snapshot or exploiter yet for the sources the mixture "
+                               "gives weight to; add a snapshot first (training adds the initial policy)")
         return {s: w / total for s, w in weights.items()}
 
     def member_probabilities(self, source: str) -> np.ndarray:
