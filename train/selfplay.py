@@ -46,6 +46,7 @@ from .config import ConfigError, TrainConfig, check_config
 from .divergence import check_update
 from .evaluation import evaluate_model
 from .fast_tanh import FastTanh
+from .mmd import mmd_of
 from .policy_export import import_policy
 from .pool import OpponentPool
 from .rollout import RolloutPPO
@@ -355,6 +356,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
             if not snapshots:
                 add_snapshot(model, vec_env, out, config)
         model.pipeline = config.pipeline
+        model.mmd = mmd_of(config)
         remaining = config.total_timesteps - model.num_timesteps
         if remaining <= 0:
             raise ConfigError(f"the checkpoint has already trained {model.num_timesteps} steps and total_timesteps is "
