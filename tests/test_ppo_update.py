@@ -173,6 +173,7 @@ def test_an_update_with_mmd_adds_its_weighted_terms_to_the_loss():
     ({"magnet_schedule": "geometric", "magnet_coef_end": 0.0}, "geometric needs magnet_coef and magnet_coef_end > 0"),
     ({"enabled": True, "magnet": "heuristic"}, "mmd.magnet must be 'uniform' or a policy export"),
     ({"enabled": True, "magnet": "nonsense"}, "mmd.magnet must be 'uniform' or a policy export"),
+    ({"enabled": True, "magnet": "ppo:deterministic=false"}, "mmd.magnet must be 'uniform' or a policy export"),
     ({"enabled": True, "magnet": "ppo:path=no/such/model.npz"}, "no model file at no/such/model.npz"),
     ({"enabled": True, "magnet": "ppo:path=model.zip"}, "SB3 checkpoints (.zip) are not loaded"),
     ({"enabled": True, "magnet": "ppo", "magnt": 1}, "unknown key mmd.magnt; allowed keys in mmd: enabled, magnet"),

@@ -60,7 +60,7 @@ def load_magnet(spec: str, observation_mode: str, observation_encoding: str) -> 
         name, options = parse_spec(spec)
     except ValueError as error:
         raise ValueError(f"{allowed}: {error}") from None
-    if name != "ppo" or set(options) - {"path", "deterministic"}:
+    if name != "ppo" or set(options) - {"path"}:
         raise ValueError(allowed)
     path = options.get("path")
     try:
