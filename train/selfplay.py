@@ -117,11 +117,12 @@ def make_vec_env(config: TrainConfig):
 class SelfPlayCallback(BaseCallback):
     """Snapshots into the pools, checkpoints, periodic evaluations, and the learner's episode statistics."""
 
-    def __init__(self, config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None):
+    def __init__(self, config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None, on_evaluation=None):
         super().__init__()
         self.config = config
         self.out = out
         self.stop = stop
+        self.on_evaluation = on_evaluation
         # the learner's last finished episodes (Episode: reward from Monitor, expected from the scores)
         self.episodes = deque(maxlen=keep_episodes)
         self._window = deque(maxlen=500)
@@ -153,6 +154,8 @@ class SelfPlayCallback(BaseCallback):
         if self._next_eval is not None and step >= self._next_eval:
             rows = self.evaluate("periodic", self.config.eval.games)
             self._next_eval = self._schedule(self.config.eval.every)
+            if self.on_evaluation is not None:
+                self.on_evaluation(rows, self.model)
             if self.stop is not None and self.stop(rows):
                 return False
         return True
@@ -214,10 +217,12 @@ class SelfPlayCallback(BaseCallback):
         return rows
 
 
-def make_callback(config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None) -> SelfPlayCallback:
+def make_callback(config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None,
+                  on_evaluation=None) -> SelfPlayCallback:
     """The training callback: snapshots, checkpoints, evaluations and the learner's episode statistics; ``stop``
-    (rows -> bool) ends training after a periodic evaluation whose rows it accepts."""
-    return SelfPlayCallback(config, out, keep_episodes, stop)
+    (rows -> bool) ends training after a periodic evaluation whose rows it accepts; ``on_evaluation`` (rows, model)
+    sees the model after each periodic evaluation, before ``stop``."""
+    return SelfPlayCallback(config, out, keep_episodes, stop, on_evaluation)
 
 
 # --------------------------------------------------------------------------- the trainer
@@ -292,13 +297,15 @@ class TrainResult:
 
 
 def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None = None, overwrite: bool = False,
-          trust_checkpoint: bool = False, stop=None, start=None) -> TrainResult:
+          trust_checkpoint: bool = False, stop=None, start=None, on_evaluation=None) -> TrainResult:
     """Run (or resume from a checkpoint) a self-play training run; returns the model and where it was saved.
 
     ``overwrite``: a fresh run may replace an earlier run's files in ``out``. ``trust_checkpoint``: required
     with ``resume``, whose SB3 checkpoint is unpickled (module docstring). ``stop``: called with each periodic
     evaluation's rows (eval.csv's, as dicts); training ends early when it returns True. ``start``: a NumpyPolicy
     whose weights a fresh run's policy (and its value network's hidden layers) start from (``import_policy``).
+    ``on_evaluation``: called with each periodic evaluation's rows and the model, before ``stop`` (e.g. to export
+    the policy at a budget).
     """
     started = time.perf_counter()
     check_config(config)  # a TrainConfig built in code gets the same checks (the name above all)
@@ -364,7 +371,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
         if resume is not None:
             for line in prepare_resume(out, start_timesteps):
                 print(f"resume: {line}", file=sys.stderr, flush=True)
-        callback = make_callback(config, out, stop=stop)
+        callback = make_callback(config, out, stop=stop, on_evaluation=on_evaluation)
         show_bar = config.log.progress_bar if progress_bar is None else progress_bar
         if show_bar and not _has_progress_bar_packages():
             print("(no progress bar: SB3's needs the packages tqdm and rich)", file=sys.stderr)
