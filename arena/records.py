@@ -10,10 +10,10 @@ Every further line is one game: its ``index``, ``deal``, deal ``seed``, the
 ``num_players``, the ``agent_seeds`` and ``entries`` (entry index) of its seats, their ``agents`` and ``specs``, the ``actions``
 in order and the final ``scores`` (``Game.scores()``) and ``ranks``; a game in which an agent noted its moves
 (``agent_protocol.move_note``: the llm agent's raw replies) adds ``notes``, one ``{"move", "seat", "note"}`` per noted
-move in move order (a game without them is written as before they existed, so version 1 stands: a reader that
-ignores them replays the game all the same). ``Game.new(num_players, seed)`` and the actions replay a game exactly,
-and the replay must give the recorded scores. The JSON Schema of both
-kinds of line ships in the package (``schema()``, file ``schemas/records-v1.schema.json``).
+move in move order (optional, so version 1 stands: a game without them is written as before they existed, and a
+reader that ignores them replays the game all the same). ``Game.new(num_players, seed)`` and the actions replay a
+game exactly, and the replay must give the recorded scores. The JSON Schema of both kinds of line ships in the
+package (``schema()``, file ``schemas/records-v1.schema.json``).
 
 Readers (``packetrow replay``, the browser's Watch view) call ``read_records(path)`` (or ``parse_records`` of a
 text's lines) for the header and the games, then ``replay_record(records, index)`` or ``iter_replay(records, index)`` for the positions; every
@@ -227,7 +227,7 @@ def _notes_fit(notes, moves: int, num_players: int) -> bool:
     numbers = [note.get("move") if isinstance(note, dict) else None for note in notes]
     return (all(isinstance(note, dict) and set(note) == {"move", "seat", "note"} and _whole(note["move"], moves)
                 and _whole(note["seat"], num_players) and isinstance(note["note"], dict) for note in notes)
-            and numbers == sorted(set(numbers)))
+            and numbers == sorted(set(numbers)))  # one note a move at most, in move order
 
 
 def _whole(value, limit: int) -> bool:
