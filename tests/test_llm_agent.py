@@ -1,6 +1,7 @@
 """The llm agent (packetrow_agents.llm) against a local chat endpoint that answers with recorded reply styles
 (tests/chat_server.py, 127.0.0.1 only): no model runs here. Whole games through the tournament, the retry with the
-reason, the fallback, the key from the environment, and the transcript of raw replies."""
+reason, the fallback, the key from the environment, and the raw replies kept in the transcript and in the tournament's
+records."""
 
 from __future__ import annotations
 
