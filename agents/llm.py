@@ -25,6 +25,7 @@ import json
 from collections import Counter
 from importlib.resources import files
 
+from packetrow_env.agent_protocol import NoMove
 from packetrow_env.move_text import LegalMoves
 from packetrow_env.seat_view import SeatView
 from packetrow_env.view_formats import view_json, view_text
@@ -43,7 +44,7 @@ def prompt(name: str) -> str:
     return files("packetrow_agents").joinpath("prompts", f"{name}.txt").read_text(encoding="utf-8")
 
 
-class MoveNotRead(ValueError):
+class MoveNotRead(NoMove, ValueError):
     """No try of an agent without a fallback gave a legal move; the message holds each try's reason."""
 
 

@@ -45,7 +45,7 @@ import numpy as np
 from . import records as game_records
 from packetrow_agents.registry import make_agent, model_files, split_specs
 from .replay import replay_moves
-from packetrow_env.agent_protocol import move_note
+from packetrow_env.agent_protocol import NoMove, move_note
 from packetrow_env.engine import Game
 from packetrow_env.knowledge import known_hands
 from packetrow_env.memory import check_fits
@@ -776,11 +776,22 @@ def _run_tournament_command(args) -> int:
         args.parser.error(f"argument --ray: {error}")
     except WorkerDied as error:
         return report_dead_worker("tournament", error)
+    except NoMove as error:
+        return report_no_move(error, log)
     print(result.format_table())
     if args.out is not None:
         result.write(args.out, overwrite=True)  # checked above, before the games were played
         print(f"wrote {', '.join(str(Path(args.out) / name) for name in OUT_FILES)}")
     return 0
+
+
+def report_no_move(error: NoMove, log: "RecordLog | None") -> int:
+    """Say on one line that an agent could not move (its reason, the move and game where: the error's notes other
+    than a worker's traceback) and where the finished games are kept; returns the exit status, 1."""
+    where = [note for note in getattr(error, "__notes__", []) if not note.startswith("raised in worker process")]
+    kept = f"; the finished games are in {log.path} (--resume plays the rest)" if log is not None else ""
+    print(f"packetrow tournament: error: {'; '.join([str(error), *where])}{kept}", file=sys.stderr)
+    return 1
 
 
 def report_dead_worker(command: str, error: WorkerDied) -> int:

@@ -22,6 +22,9 @@ this protocol, and only through it (docs/agent_protocol.md):
   once after each ``act`` that moved (``move_note(agent)`` reads it); a JSON object of plain values, or None for
   no note.
 
+An agent that cannot choose a move by its own rules (the llm agent with ``fallback=none`` whose replies named none)
+raises ``NoMove``: the game cannot go on, and a tournament stops with a one-line error that keeps its finished games.
+
 A callable ``f(observation, action_mask) -> int`` is an agent too once adapted, here and only here
 (``as_agent``, ``FunctionAgent``).
 """
@@ -36,6 +39,10 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from .seat_view import SeatView
+
+
+class NoMove(RuntimeError):
+    """An agent could not choose a move by its own rules; its message says why (module docstring)."""
 
 
 @runtime_checkable

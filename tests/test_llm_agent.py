@@ -13,6 +13,7 @@ import pytest
 
 from packetrow_agents.chat_endpoint import ChatEndpoint, ChatError
 from packetrow_agents.llm import LLMAgent, MoveNotRead, prompt
+from packetrow_env.agent_protocol import NoMove
 from packetrow_agents.registry import make_agent
 from packetrow_arena.records import iter_replay, read_records, validate_file
 from packetrow_arena.tournament import run_tournament
@@ -131,6 +132,19 @@ def test_tournament_records_keep_every_reply_with_its_move(tmp_path, capsys):
     assert '"reply": "Move: 99"' in shown and '"fallback": "heuristic"' in shown and "Replayed scores match" in shown
     assert main(["replay", str(path), "--game", str(game["index"])]) == 0
     assert '"reply"' not in capsys.readouterr().out
+
+
+def test_a_tournament_whose_llm_cannot_move_stops_with_one_line_and_keeps_its_finished_games(tmp_path, capsys):
+    with ChatServer(lambda request: "No idea.") as server:  # a model that never names a move
+        spec = f"llm:model=m,base_url={server.base_url},retries=0,fallback=none"
+        status = main(["tournament", "--agents", f"{spec},heuristic", "--players", "2", "--games", "2",
+                       "--no-progress", "--workers", "1", "--chunk-size", "1", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 1 and len(err) == 1, err
+    assert err[0].startswith("packetrow tournament: error: ") and "gave no legal move in 1 tries" in err[0]
+    assert "in tournament game " in err[0] and "Traceback" not in err[0]
+    assert err[0].endswith(f"the finished games are in {tmp_path / 'run' / 'records.jsonl'} (--resume plays the rest)")
+    assert isinstance(MoveNotRead("x"), NoMove)
 
 
 def test_a_reply_it_cannot_read_is_sent_back_with_the_reason_and_the_moves():
