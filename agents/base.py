@@ -5,7 +5,8 @@ An agent moves one seat of one game at a time (``act``). Where many games wait a
 engine, ``packetrow_env.vector.opponents.OpponentTable``), the table asks ``type(agent).act_batch(agents, turns)``
 for the turns of all its agents of one batch group: a class with a faster way (one compiled call, one draw)
 overrides it; the default plays each turn with ``act``. ``compiled_form`` describes the agent to the compiled
-opponents of training (``opponents_batch``); the default has none.
+opponents of training (``opponents_batch``); the default has none. ``move_note`` is a note about the move ``act``
+returned last, which tournaments store in the game's record; the default has none.
 
 A batched or compiled form plays the rules of the class that declares it. A subclass may change those rules (its
 ``act``, a weight, a helper), so it does not inherit them: it moves through its own ``act`` until it declares its own
@@ -68,6 +69,11 @@ class Agent(agent_protocol.Agent, Protocol):
 
     def compiled_form(self, observation_mode: str, observation_encoding: str, observation_size: int):
         """What a compiled mover plays for this agent (``opponents_batch.CompiledOpponent``); None: it has none."""
+        return None
+
+    def move_note(self) -> dict | None:
+        """A note about the move ``act`` returned last (JSON values), stored with it in the game's record; None:
+        none."""
         return None
 
 

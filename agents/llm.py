@@ -11,10 +11,12 @@ conversation; a call that gets no reply (``ChatError``) counts as a try. When ev
 raised for the caller to score as a forfeit (the engine has no forfeit: a game is played to its end). A seat with
 one legal move plays it without asking.
 
-``transcript`` keeps every decision: the tries, the raw replies, the reasons they were refused, the move played and
-how it was found; ``write_transcript(path)`` writes it as JSON lines. Tournament records do not hold it: a decision is
-matched to its game by ``agent_seed`` (the record's ``agent_seeds``) and ``move_number`` (the position in its
-actions).
+``transcript`` keeps every decision: its ``attempts``, one per try (the raw ``reply``, with the ``error`` that says
+why no move was read from it where none was; only an ``error`` where no reply came), the ``move`` played and ``how``
+it was found (the reading rule that read the last reply, ``forced``, or ``fallback`` with the ``fallback`` spec that
+moved; ``forfeit`` where ``MoveNotRead`` was raised); ``write_transcript(path)`` writes it as JSON lines.
+``move_note()`` (the agent protocol's) gives the last decision without what a game record already holds (seed, move
+number, seat, action): tournaments store it with the move in the game's record, so records keep the raw replies.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import json
 from collections import Counter
 from importlib.resources import files
 
+from packetrow_env.agent_protocol import NoMove
 from packetrow_env.move_text import LegalMoves
 from packetrow_env.seat_view import SeatView
 from packetrow_env.view_formats import view_json, view_text
@@ -33,6 +36,7 @@ from .registry import make_agent
 
 VIEWS = ("text", "json")
 MAX_RETRIES = 10
+_IN_THE_RECORD = ("agent_seed", "move_number", "seat", "action")  # a transcript entry's keys a game record holds
 
 
 def prompt(name: str) -> str:
@@ -40,7 +44,7 @@ def prompt(name: str) -> str:
     return files("packetrow_agents").joinpath("prompts", f"{name}.txt").read_text(encoding="utf-8")
 
 
-class MoveNotRead(ValueError):
+class MoveNotRead(NoMove, ValueError):
     """No try of an agent without a fallback gave a legal move; the message holds each try's reason."""
 
 
@@ -70,7 +74,8 @@ class LLMAgent(Agent):
                                      max_tokens)
         self.view = view
         self.retries = retries
-        self.fallback = None if fallback is None else make_agent(str(fallback), seed)
+        self.fallback_spec = None if fallback is None else str(fallback).strip()
+        self.fallback = None if fallback is None else make_agent(self.fallback_spec, seed)
         self.seed = seed
         self.name = name
         self.transcript: list[dict] = []
@@ -82,31 +87,31 @@ class LLMAgent(Agent):
 
     def act(self, view: SeatView) -> int:
         moves = LegalMoves(view)
-        entry = {"agent_seed": self.seed, "move_number": len(view.state.history), "seat": view.seat, "tries": 0,
-                 "replies": [], "errors": []}
+        entry = {"agent_seed": self.seed, "move_number": len(view.state.history), "seat": view.seat, "attempts": []}
         self.transcript.append(entry)
         if len(moves) == 1:
             return self._played(entry, moves, 0, "forced")
         messages = [{"role": "system", "content": prompt("rules") + "\n" + prompt("system")},
                     {"role": "user", "content": prompt("turn").format(view=self.turn_view(view))}]
-        while entry["tries"] <= self.retries:
-            entry["tries"] += 1
+        while len(entry["attempts"]) <= self.retries:
             try:
                 reply = self.endpoint.complete(messages)
             except ChatError as error:
-                entry["errors"].append(str(error))
+                entry["attempts"].append({"error": str(error)})
                 continue
-            entry["replies"].append(reply)
             reading = moves.read(reply)
             if reading.index is not None:
+                entry["attempts"].append({"reply": reply})  # read by the rule that ``how`` names
                 return self._played(entry, moves, reading.index, reading.rule)
-            entry["errors"].append(reading.error)
+            entry["attempts"].append({"reply": reply, "error": reading.error})
             messages += [{"role": "assistant", "content": reply},
                          {"role": "user", "content": prompt("rethink").format(error=reading.error,
                                                                              moves=moves.numbered())}]
         if self.fallback is None:
+            entry["how"] = "forfeit"
             raise MoveNotRead(f"{self.name} gave no legal move in {1 + self.retries} tries: "
-                              + "; ".join(entry["errors"]))
+                              + "; ".join(attempt["error"] for attempt in entry["attempts"]))
+        entry["fallback"] = self.fallback_spec
         action = int(self.fallback.act(view))
         return self._played(entry, moves, moves.actions.index(action), "fallback")
 
@@ -121,10 +126,18 @@ class LLMAgent(Agent):
 
     def summary(self) -> dict:
         """How the transcript's moves were found: decisions, and per ``how`` (a reading rule, ``forced``,
-        ``fallback``); ``retried``: the decisions that needed more than one try."""
+        ``fallback``, ``forfeit``); ``retried``: the decisions that needed more than one try."""
         counts = Counter(entry["how"] for entry in self.transcript if "how" in entry)
-        retried = sum(entry["tries"] > 1 for entry in self.transcript)
+        retried = sum(len(entry["attempts"]) > 1 for entry in self.transcript)
         return {"decisions": len(self.transcript), "retried": retried, **dict(sorted(counts.items()))}
+
+    def move_note(self) -> dict | None:
+        """The last decision as its game's record keeps it: ``attempts``, ``move``, ``how`` (and ``fallback``, the
+        spec that moved, where it did); the record itself holds the seed, the move's number, the seat and the
+        action."""
+        if not self.transcript:
+            return None
+        return {key: value for key, value in self.transcript[-1].items() if key not in _IN_THE_RECORD}
 
     def write_transcript(self, path) -> None:
         """Write the transcript as JSON lines, one decision a line."""

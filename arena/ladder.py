@@ -15,6 +15,9 @@ pair one agent always wins keeps a finite gap. The scale is fixed by the anchor:
 Placing an agent. The agent plays a match against every reference agent; its rating is fitted with the
 reference ratings held at their published values (they are frozen), so its interval says how well its own
 games place it and nothing else.
+
+Exploitability. Given curve files of ``packetrow exploit`` (``packetrow_arena.exploit_curves``), a table gains a
+column: for each agent with a curve, the win rate of the best response at the curve's largest budget.
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ import json
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
 
 from . import records as game_records
+from .exploit_curves import CurveError, curve_cell, load_curves
 from packetrow_agents.registry import split_specs
 from packetrow_env import __version__
 from packetrow_env.memory import check_fits
@@ -302,6 +306,7 @@ class Ladder:
     games: int  # per match
     seed: int
     matches: list[Match]
+    curves: dict = field(default_factory=dict)  # agent spec -> exploitability curve (load_curves)
 
     def to_dict(self) -> dict:
         """The ladder as JSON data (the reference file a placement reads)."""
@@ -317,15 +322,17 @@ class Ladder:
 
     def format_table(self) -> str:
         """The ladder as a Markdown table, best first."""
-        lines = ["| agent | spec | rating [95% CI] |", "|---|---|---|"]
+        lines = ["| agent | spec | rating [95% CI] |" + exploit_header(self.curves),
+                 "|---|---|---|" + "---|" * bool(self.curves)]
         for i in np.argsort(-self.ratings, kind="stable"):
             anchor = " (anchor)" if self.names[i] == ANCHOR else ""
             lines.append(f"| {self.names[i]}{anchor} | `{self.specs[i]}` | {self.ratings[i]:.0f} "
-                         f"[{self.low[i]:.0f}, {self.high[i]:.0f}] |")
+                         f"[{self.low[i]:.0f}, {self.high[i]:.0f}] |" + exploit_cell(self.curves, self.specs[i]))
         lines.append("")
         lines.append(f"{self.num_players}-player duplicate matches of {self.games} games between every pair, "
                      f"seed {self.seed}; Bradley-Terry on the Elo scale, {ANCHOR} anchored at "
-                     f"{ANCHOR_RATING:.0f}; intervals: bootstrap over deals ({BOOTSTRAP} resamples).")
+                     f"{ANCHOR_RATING:.0f}; intervals: bootstrap over deals ({BOOTSTRAP} resamples)."
+                     + EXPLOIT_NOTE * bool(self.curves))
         return "\n".join(lines)
 
     def header_and_records(self) -> tuple[dict, list[dict]]:
@@ -340,6 +347,22 @@ class Ladder:
         path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
         return [path, game_records.write_records(Path(directory) / RECORDS_FILE, *self.header_and_records(),
                                                  overwrite=True)]
+
+
+EXPLOIT_NOTE = (" Exploitability: the win rate of a best response trained against the agent at every other seat "
+                "(packetrow exploit), at its curve's largest budget: a lower bound.")
+
+
+def exploit_header(curves: dict) -> str:
+    """The exploitability column's header cell ('' without curves)."""
+    return " exploitability: best response's win rate [95% CI] |" if curves else ""
+
+
+def exploit_cell(curves: dict, spec: str) -> str:
+    """The exploitability cell of the agent ``spec`` ('' without curves, blank for an agent without one)."""
+    if not curves:
+        return ""
+    return f" {curve_cell(curves[spec])} |" if spec in curves else "  |"
 
 
 def ladder_file(num_players: int) -> str:
@@ -363,19 +386,21 @@ def _played(matches: Matches, workers: int, ray, progress: bool, log: RecordLog 
 
 def build_ladder(num_players: int = 2, games: int = 20, seed: int = 0, workers: int = 1, ray=False,
                  progress: bool = True, reference: Sequence[tuple[str, str]] = REFERENCE, out=None,
-                 overwrite: bool = False, resume: bool = False) -> Ladder:
+                 overwrite: bool = False, resume: bool = False, exploitability: Sequence = ()) -> Ladder:
     """Play every pair of the reference agents and fit their ratings (the published ladder).
 
     ``out``: a directory for ``Ladder.write``'s files; its ``records.jsonl`` grows as games finish, so that
     ``resume`` keeps the games of an interrupted run with the same set-up (same agents, players, games per match,
     seed and model files) and plays the others, to the same ladder and files as one uninterrupted run. A dead
-    worker stops the run with ``WorkerDied`` (``packetrow_arena.worker_pool``).
+    worker stops the run with ``WorkerDied`` (``packetrow_arena.worker_pool``). ``exploitability``: curve files of
+    reference agents (``load_curves``, read before any game), shown in the table's exploitability column.
     """
     _check_players(num_players)
     check_games(games, num_players)
     names, specs = [n for n, _ in reference], [s for _, s in reference]
     if ANCHOR not in names:
         raise LadderError(f"the reference set must hold the anchor {ANCHOR!r}; it holds {', '.join(names)}")
+    curves = load_curves(exploitability, specs, num_players)
     pairs = [(a, b) for a in range(len(specs)) for b in range(a + 1, len(specs))]
     schedule = Matches(names, specs, pairs, num_players, games, seed)
     log = schedule.open_log(out, overwrite, resume, ladder_file(num_players))
@@ -386,7 +411,7 @@ def build_ladder(num_players: int = 2, games: int = 20, seed: int = 0, workers: 
     won, games_played = zip(*(_totals(matches, len(names), _bootstrap_choices(matches, rng))
                               for _ in range(BOOTSTRAP)))
     low, high = _percentiles(fit_ratings(np.array(won), np.array(games_played), anchor))
-    ladder = Ladder(names, specs, ratings, low, high, num_players, games, seed, matches)
+    ladder = Ladder(names, specs, ratings, low, high, num_players, games, seed, matches, curves)
     if out is not None:
         ladder.write(out)
     return ladder
@@ -438,23 +463,27 @@ class Placement:
     seed: int
     reference: dict
     matches: list[Match]
+    curves: dict = field(default_factory=dict)  # agent spec -> exploitability curve (load_curves)
 
     def format_table(self) -> str:
         """The reference ladder with the placed agent in its place, as a Markdown table."""
         rows = [(self.rating, f"**{self.name}**", self.spec, self.rating, self.low, self.high, "")]
+        header = "| agent | spec | rating [95% CI] | placed agent's score against it |"
         for match, agent in zip(self.matches, self.reference["agents"]):
             score, games = match.deal_scores.sum(axis=0)
             rows.append((agent["rating"], agent["name"], agent["spec"], agent["rating"], agent["low"], agent["high"],
                          f"{100 * score / games:.1f}%"))
-        lines = ["| agent | spec | rating [95% CI] | placed agent's score against it |", "|---|---|---|---|"]
+        lines = [header + exploit_header(self.curves), "|---|---|---|---|" + "---|" * bool(self.curves)]
         for _, name, spec, rating, low, high, score in sorted(rows, key=lambda r: -r[0]):
-            lines.append(f"| {name} | `{spec}` | {rating:.0f} [{low:.0f}, {high:.0f}] | {score} |")
+            lines.append(f"| {name} | `{spec}` | {rating:.0f} [{low:.0f}, {high:.0f}] | {score} |"
+                         + exploit_cell(self.curves, spec))
         ref = self.reference
         lines.append("")
         lines.append(f"{ref['num_players']}-player duplicate matches of {self.matches[0].deal_scores[:, 1].sum():.0f} "
                      f"games against each reference agent; reference ratings frozen (packetrow "
                      f"{ref['package_version']}, seed {ref['seed']}, {ref['anchor']['agent']} = "
-                     f"{ref['anchor']['rating']:.0f}); interval: bootstrap over deals ({BOOTSTRAP} resamples).")
+                     f"{ref['anchor']['rating']:.0f}); interval: bootstrap over deals ({BOOTSTRAP} resamples)."
+                     + EXPLOIT_NOTE * bool(self.curves))
         return "\n".join(lines)
 
     def header_and_records(self) -> tuple[dict, list[dict]]:
@@ -479,10 +508,11 @@ def _placement_agents(name: str, spec: str, reference: dict) -> tuple[list[str],
 
 def place_agent(spec: str, num_players: int = 2, games: int = 20, seed: int = 0, workers: int = 1, ray=False,
                 progress: bool = True, reference=None, out=None, overwrite: bool = False,
-                resume: bool = False) -> Placement:
+                resume: bool = False, exploitability: Sequence = ()) -> Placement:
     """Play ``spec`` against every agent of a reference ladder and place it on that ladder's scale.
 
-    ``out``, ``overwrite`` and ``resume`` as for ``build_ladder`` (``Placement.write``'s files).
+    ``out``, ``overwrite``, ``resume`` and ``exploitability`` (curve files of the placed or reference agents) as
+    for ``build_ladder`` (``Placement.write``'s files).
     """
     _check_players(num_players)
     check_games(games, num_players)
@@ -492,6 +522,7 @@ def place_agent(spec: str, num_players: int = 2, games: int = 20, seed: int = 0,
         raise LadderError(f"agent {spec!r}: {str(error).split(': ', 1)[-1]}") from None
     data = load_reference(reference_path(num_players) if reference is None else reference, num_players)
     names, specs = _placement_agents(entry.name, spec.strip(), data)
+    curves = load_curves(exploitability, specs, num_players)
     schedule = Matches(names, specs, [(0, b) for b in range(1, len(specs))], num_players, games, seed)
     log = schedule.open_log(out, overwrite, resume, PLACEMENT_FILE)
     matches = _played(schedule, workers, ray, progress, log)
@@ -505,7 +536,7 @@ def place_agent(spec: str, num_players: int = 2, games: int = 20, seed: int = 0,
     won, played = (np.array(x) for x in zip(*(scores(_bootstrap_choices(matches, rng)) for _ in range(BOOTSTRAP))))
     low, high = _percentiles(place_rating(won, played, ratings))
     placement = Placement(entry.name, spec.strip(), float(place_rating(*scores(), ratings)), float(low), float(high),
-                          seed, data, matches)
+                          seed, data, matches, curves)
     if out is not None:
         placement.write(out)
     return placement
@@ -530,11 +561,13 @@ def _run_ladder_command(args) -> int:
             if len(spec) != 1:
                 raise LadderError(f"give one agent spec, got {len(spec)}: {', '.join(spec)}")
             result = place_agent(spec[0], args.players, args.games, args.seed, args.workers, ray,
-                                 not args.no_progress, args.reference, args.out, args.overwrite, args.resume)
+                                 not args.no_progress, args.reference, args.out, args.overwrite, args.resume,
+                                 args.exploitability)
         else:
             result = build_ladder(args.players, args.games, args.seed, args.workers, ray, not args.no_progress,
-                                  out=args.out, overwrite=args.overwrite, resume=args.resume)
-    except (LadderError, TournamentError) as error:
+                                  out=args.out, overwrite=args.overwrite, resume=args.resume,
+                                  exploitability=args.exploitability)
+    except (LadderError, TournamentError, CurveError) as error:
         args.parser.error(str(error))
     except FileExistsError as error:
         args.parser.error(f"argument --out: {error}")
@@ -571,6 +604,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--reference", metavar="LADDER_JSON",
                         help="place on this reference ladder (the ladder-Np.json of --build --out) instead of the "
                              "published one")
+    parser.add_argument("--exploitability", action="append", default=[], metavar="CURVE_JSON",
+                        help="an exploit_curve.json of packetrow exploit for one agent of the table (same players): "
+                             "adds an exploitability column, the best response's win rate at the curve's largest "
+                             "budget; repeat for more agents")
     parser.add_argument("--out", metavar="DIR",
                         help="write DIR/records.jsonl (every game, recorded as games finish) and DIR/ladder-Np.json "
                              "(--build) or DIR/placement.md")

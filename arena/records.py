@@ -8,9 +8,12 @@ and the ``observation_mode``; a tournament whose agents read model files adds ``
 (``registry.model_files``) and sha256 (``file_hash``), so that a run resumed later can tell a retrained model.
 Every further line is one game: its ``index``, ``deal``, deal ``seed``, the
 ``num_players``, the ``agent_seeds`` and ``entries`` (entry index) of its seats, their ``agents`` and ``specs``, the ``actions``
-in order and the final ``scores`` (``Game.scores()``) and ``ranks``. ``Game.new(num_players, seed)`` and the
-actions replay a game exactly, and the replay must give the recorded scores. The JSON Schema of both
-kinds of line ships in the package (``schema()``, file ``schemas/records-v1.schema.json``).
+in order and the final ``scores`` (``Game.scores()``) and ``ranks``; a game in which an agent noted its moves
+(``agent_protocol.move_note``: the llm agent's raw replies) adds ``notes``, one ``{"move", "seat", "note"}`` per noted
+move in move order (optional, so version 1 stands: a game without them is written as before they existed, and a
+reader that ignores them replays the game all the same). ``Game.new(num_players, seed)`` and the actions replay a
+game exactly, and the replay must give the recorded scores. The JSON Schema of both kinds of line ships in the
+package (``schema()``, file ``schemas/records-v1.schema.json``).
 
 Readers (``packetrow replay``, the browser's Watch view) call ``read_records(path)`` (or ``parse_records`` of a
 text's lines) for the header and the games, then ``replay_record(records, index)`` or ``iter_replay(records, index)`` for the positions; every
@@ -212,6 +215,24 @@ def _check_game(line: dict, num_players: int, path, number: int) -> None:
     if not isinstance(line["actions"], list) or not all(isinstance(a, int) and not isinstance(a, bool)
                                                         for a in line["actions"]):
         raise RecordError(f"{path}, line {number}: actions must be a list of action ids")
+    if "notes" in line and not _notes_fit(line["notes"], len(line["actions"]), num_players):
+        raise RecordError(f"{path}, line {number}: notes must be a list of {{\"move\", \"seat\", \"note\"}} objects, "
+                          "one per noted move in move order, each move a number in the game's actions and each note "
+                          "an object")
+
+
+def _notes_fit(notes, moves: int, num_players: int) -> bool:
+    if not isinstance(notes, list):
+        return False
+    numbers = [note.get("move") if isinstance(note, dict) else None for note in notes]
+    return (all(isinstance(note, dict) and set(note) == {"move", "seat", "note"} and _whole(note["move"], moves)
+                and _whole(note["seat"], num_players) and isinstance(note["note"], dict) for note in notes)
+            and numbers == sorted(set(numbers)))  # one note a move at most, in move order
+
+
+def _whole(value, limit: int) -> bool:
+    """``value`` is an integer from 0 to ``limit`` - 1."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < limit
 
 
 def iter_replay(records: Records, index: int) -> Iterator[tuple[Game, int, int]]:

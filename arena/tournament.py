@@ -35,6 +35,7 @@ import csv
 import json
 import math
 import sys
+import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,7 @@ import numpy as np
 from . import records as game_records
 from packetrow_agents.registry import make_agent, model_files, split_specs
 from .replay import replay_moves
+from packetrow_env.agent_protocol import NoMove, move_note
 from packetrow_env.engine import Game
 from packetrow_env.knowledge import known_hands
 from packetrow_env.memory import check_fits
@@ -166,8 +168,12 @@ def game_seeds(game_index: int, num_players: int, seed: int, deal_index: int | N
 
 
 # --------------------------------------------------------------------------- playing
-def play_game(agents: Sequence, deal_seed: int, observation_mode: str = "tracked") -> tuple[Game, list[int]]:
-    """Play one game with one agent per seat; returns the finished game and its actions."""
+def play_game(agents: Sequence, deal_seed: int, observation_mode: str = "tracked",
+              notes: list | None = None) -> tuple[Game, list[int]]:
+    """Play one game with one agent per seat; returns the finished game and its actions.
+
+    ``notes``: a list to which each move that its agent notes (``agent_protocol.move_note``) adds
+    ``{"move": its number in the actions, "seat", "note"}``, in move order."""
     game = Game.new(len(agents), seed=deal_seed)
     actions = []
     while not game.is_over:
@@ -176,10 +182,13 @@ def play_game(agents: Sequence, deal_seed: int, observation_mode: str = "tracked
         try:
             action = int(agent.act(SeatView(game, seat, observation_mode)))  # the seat's view, never the game
             game.step(action)
+            note = move_note(agent) if notes is not None else None
         except Exception as error:
             name = getattr(agent, "name", type(agent).__name__)
             error.add_note(f"in move {len(actions)} by seat {seat} ({name}), deal seed {deal_seed}")
             raise
+        if note is not None:
+            notes.append({"move": len(actions), "seat": seat, "note": note})
         actions.append(action)
     return game, actions
 
@@ -202,16 +211,18 @@ class _Runner:
             deal, seats = index, lineup(index, len(self.entries), self.num_players, self.seed)
         deal_seed, agent_seeds = game_seeds(index, self.num_players, self.seed, deal)
         agents = [self.entries[e].agent(s) for e, s in zip(seats, agent_seeds)]
+        notes: list[dict] = []
         try:
-            game, actions = play_game(agents, deal_seed, self.observation_mode)
+            game, actions = play_game(agents, deal_seed, self.observation_mode, notes)
         except Exception as error:
             error.add_note(f"in tournament game {index} (line-up {[self.entries[e].name for e in seats]})")
             raise
         scores = game.scores()
-        return {"index": index, "deal": deal, "seed": deal_seed, "agent_seeds": agent_seeds, "num_players": self.num_players,
-                "entries": seats, "agents": [self.entries[e].name for e in seats],
-                "specs": [_spec_text(self.entries[e]) for e in seats], "actions": actions, "scores": scores,
-                "ranks": stats.ranks(stats.score_keys(scores))}
+        record = {"index": index, "deal": deal, "seed": deal_seed, "agent_seeds": agent_seeds,
+                  "num_players": self.num_players, "entries": seats, "agents": [self.entries[e].name for e in seats],
+                  "specs": [_spec_text(self.entries[e]) for e in seats], "actions": actions, "scores": scores,
+                  "ranks": stats.ranks(stats.score_keys(scores))}
+        return dict(record, notes=notes) if notes else record  # a game without notes is recorded as before them
 
     def play_chunk(self, indices: list[int]) -> list[dict]:
         return [self.play(i) for i in indices]
@@ -673,8 +684,10 @@ def find_game(records: Sequence[dict], index: int) -> dict:
     raise ValueError(f"no game {index} in the file; games recorded: {allowed}")
 
 
-def replay_text(record: dict, seat: int = 0, full: bool = False, every_move: bool = False) -> Iterator[str]:
-    """A recorded game as text, move by move, from ``seat``'s view (``full``: every hand shown); checks the scores."""
+def replay_text(record: dict, seat: int = 0, full: bool = False, every_move: bool = False,
+                notes: bool = False) -> Iterator[str]:
+    """A recorded game as text, move by move, from ``seat``'s view (``full``: every hand shown; ``notes``: each
+    move's note, such as the llm agent's raw replies, as indented JSON under it); checks the scores."""
     n = int(record["num_players"])
     if not 0 <= seat < n:
         raise ValueError(f"seat must be from 0 to {n - 1} in this {n}-player game, got {seat}")
@@ -691,6 +704,7 @@ def replay_text(record: dict, seat: int = 0, full: bool = False, every_move: boo
         yield "FULL INFORMATION: every player's hand is shown, not only what seat %d knew." % seat
     last_round = None
     game = None
+    noted = {note["move"]: note["note"] for note in record.get("notes", [])} if notes else {}
     for move, (game, player, action) in enumerate(replay_moves(record)):
         if every_move or game.state.round != last_round:
             last_round = game.state.round
@@ -699,6 +713,8 @@ def replay_text(record: dict, seat: int = 0, full: bool = False, every_move: boo
             yield ""
         yield (f"{move:4d}  round {game.state.round:2d}  player {player} ({names[player]}): "
                f"{describe_action(game, action)}")
+        if move in noted:
+            yield textwrap.indent(json.dumps(noted[move], indent=2, ensure_ascii=False), " " * 6)
     if game is not None:  # the generator checked the scores before stopping
         yield ""
         yield table(game)
@@ -760,11 +776,22 @@ def _run_tournament_command(args) -> int:
         args.parser.error(f"argument --ray: {error}")
     except WorkerDied as error:
         return report_dead_worker("tournament", error)
+    except NoMove as error:
+        return report_no_move(error, log)
     print(result.format_table())
     if args.out is not None:
         result.write(args.out, overwrite=True)  # checked above, before the games were played
         print(f"wrote {', '.join(str(Path(args.out) / name) for name in OUT_FILES)}")
     return 0
+
+
+def report_no_move(error: NoMove, log: "RecordLog | None") -> int:
+    """Say on one line that an agent could not move (its reason, the move and game where: the error's notes other
+    than a worker's traceback) and where the finished games are kept; returns the exit status, 1."""
+    where = [note for note in getattr(error, "__notes__", []) if not note.startswith("raised in worker process")]
+    kept = f"; the finished games are in {log.path} (--resume plays the rest)" if log is not None else ""
+    print(f"packetrow tournament: error: {'; '.join([str(error), *where])}{kept}", file=sys.stderr)
+    return 1
 
 
 def report_dead_worker(command: str, error: WorkerDied) -> int:
@@ -792,7 +819,7 @@ def _run_replay_command(args) -> int:
         args.parser.error(f"argument --seat: game {args.game} has {n} players: give a seat from 0 to {n - 1}, got "
                           f"{args.seat}")
     try:
-        for line in replay_text(record, seat=args.seat, full=args.all, every_move=args.every_move):
+        for line in replay_text(record, seat=args.seat, full=args.all, every_move=args.every_move, notes=args.notes):
             print(line)
     except ValueError as error:  # a mismatch or an illegal recorded move: the file does not match the engine
         print(f"packetrow replay: error: {records.path}, line {records.line_of(args.game)}: {error}",
@@ -859,4 +886,7 @@ def add_replay_arguments(replay) -> None:
                       help="FULL INFORMATION: show every player's hand (seat 0's table, all hands revealed)")
     replay.add_argument("--every-move", action="store_true",
                         help="print the table after every move (default: at the start of each round and the end)")
+    replay.add_argument("--notes", action="store_true",
+                        help="print under each move the note its agent recorded, if any (the llm agent's: every "
+                             "raw reply, why a reply was not read, and whether its fallback moved), as JSON")
     replay.set_defaults(run=_run_replay_command, parser=replay)

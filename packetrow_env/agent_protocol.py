@@ -17,6 +17,13 @@ this protocol, and only through it (docs/agent_protocol.md):
   that mode, encoding and size, or None where the agent has none there (the default).
 - ``name`` (optional, default the class name) names it in logs and tables; ``reset(seed)`` (optional) reseeds it for
   a new game.
+- ``move_note() -> dict | None`` (optional, default None): a note about the move its last ``act`` returned (the llm
+  agent's raw replies, a search's statistics), which tournaments store with that move in the game's record. Called
+  once after each ``act`` that moved (``move_note(agent)`` reads it); a JSON object of plain values, or None for
+  no note.
+
+An agent that cannot choose a move by its own rules (the llm agent with ``fallback=none`` whose replies named none)
+raises ``NoMove``: the game cannot go on, and a tournament stops with a one-line error that keeps its finished games.
 
 A callable ``f(observation, action_mask) -> int`` is an agent too once adapted, here and only here
 (``as_agent``, ``FunctionAgent``).
@@ -24,6 +31,7 @@ A callable ``f(observation, action_mask) -> int`` is an agent too once adapted, 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -31,6 +39,10 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from .seat_view import SeatView
+
+
+class NoMove(RuntimeError):
+    """An agent could not choose a move by its own rules; its message says why (module docstring)."""
 
 
 @runtime_checkable
@@ -112,6 +124,24 @@ def compiled_form(agent: Agent, observation_mode: str, observation_encoding: str
     """``agent``'s description for a compiled mover reading that mode, encoding and size; None where it has none."""
     form = getattr(agent, "compiled_form", None)
     return None if form is None else form(observation_mode, observation_encoding, observation_size)
+
+
+def move_note(agent: Agent) -> dict | None:
+    """``agent``'s note about the move its last ``act`` returned, as JSON values (a copy through JSON, so that a note
+    kept in memory equals the note read back from a file); None where it has none. A ValueError, naming the agent,
+    where the note is not a JSON object."""
+    note_of = getattr(agent, "move_note", None)
+    note = None if note_of is None else note_of()
+    if note is None:
+        return None
+    name = getattr(agent, "name", type(agent).__name__)
+    if not isinstance(note, dict):
+        raise ValueError(f"{name}'s move_note() returned {type(note).__name__}; it must return a dict (a JSON "
+                         "object) or None")
+    try:
+        return json.loads(json.dumps(note, allow_nan=False))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name}'s move_note() returned a dict that is not plain JSON: {error}") from None
 
 
 class FunctionAgent:

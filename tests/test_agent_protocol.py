@@ -50,11 +50,13 @@ def shipped_agents():
 
 def test_every_shipped_agent_speaks_the_protocol():
     """Each agent the registry builds is an Agent of the env's protocol and of packetrow_agents' (its defaults
-    written out), with a batched form and a compiled form that is None or a description the kernel reads."""
+    written out), with a batched form, a compiled form that is None or a description the kernel reads, and no note
+    before it has moved."""
     for agent in shipped_agents():
         assert isinstance(agent, Agent) and isinstance(agent, BaseAgent) and isinstance(agent, BatchedAgent)
         form = agent_protocol.compiled_form(agent, "tracked", "compact", 1)
         assert form is None or hasattr(form, "kind")
+        assert agent_protocol.move_note(agent) is None
     assert set(registry.AGENTS) == {"random", "heuristic", "ismcts", "ppo", "search", "llm"}
 
 

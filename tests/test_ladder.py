@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from packetrow_arena import exploit_curves
 from packetrow_arena import records
 from packetrow_arena import ladder
 from packetrow_cli.main import main
@@ -155,8 +156,50 @@ def test_cli_ladder_places_and_refuses_to_overwrite(reference_file, tmp_path, ca
     assert (out / "placement.md").read_text() == before
 
 
+def a_curve(agent: str, num_players: int = 2) -> dict:
+    """An exploitability curve as packetrow exploit writes it, two budgets."""
+    points = [{"budget": b, "timesteps": t, "train_seconds": s, "win_rate": w, "low": w - 0.1, "high": w + 0.1,
+               "games": 20, "policy": f"runs/exploit/budgets/{b}min.npz", "deals": "0123456789abcdef"}
+              for b, t, s, w in ((1, 8192, 60.2, 0.55), (2, 16384, 120.4, 0.625))]
+    return {"format": exploit_curves.CURVE_FORMAT, "version": exploit_curves.CURVE_VERSION, "package_version": "x",
+            "agent": agent, "num_players": num_players, "start": "ppo", "seed": 0, "budget_unit": "minutes",
+            "config": "quick", "date": "2026-11-28 22:00 UTC", "machine": "test", "points": points}
+
+
+def test_cli_ladder_shows_exploitability_curves_in_a_column(reference_file, tmp_path, capsys):
+    ppo, placed = tmp_path / "ppo", tmp_path / "placed"
+    exploit_curves.write_curve(ppo, a_curve("ppo"))
+    exploit_curves.write_curve(placed, a_curve("random"))
+    assert main(["ladder", "--agent", "random", "--games", "2", "--reference", str(reference_file), "--no-progress",
+                 "--exploitability", str(ppo / "exploit_curve.json"), "--exploitability",
+                 str(placed / "exploit_curve.json")]) == 0
+    rows = {line.split(" | ")[0]: line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")}
+    assert rows["| agent"].endswith("| exploitability: best response's win rate [95% CI] |")
+    assert rows["| ppo"].endswith("| 62.5% [52.5, 72.5] (2 min from ppo, 20 games) |")  # the largest budget
+    assert rows["| **random**"].endswith("| 62.5% [52.5, 72.5] (2 min from ppo, 20 games) |")
+    assert rows["| heuristic"].endswith("|  |")  # no curve, no figure
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"format": "other"}, "not a packetrow-exploit-curve file"),
+    ({"version": 7}, "curve format version 7"),
+    ({"points": []}, "the curve lacks points (a non-empty list)"),
+    ({"agent": "ismcts:iters=10"}, "a curve for agent 'ismcts:iters=10', which is not in this table"),
+    ({"num_players": 3}, "a curve of 3-player games, this table is of 2-player games"),
+])
+def test_cli_ladder_refuses_curves_that_do_not_fit(change, message, reference_file, tmp_path, capsys):
+    exploit_curves.write_curve(tmp_path, a_curve("ppo") | change)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["ladder", "--agent", "random", "--games", "2", "--reference", str(reference_file),
+              "--exploitability", str(tmp_path / "exploit_curve.json"), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and message in err and err.count("error:") == 1
+    assert not (tmp_path / "out").exists()  # refused before any game
+
+
 @pytest.mark.parametrize("argv, message", [
     (["ladder", "--agent", "bogus"], "unknown agent 'bogus'"),
+    (["ladder", "--agent", "random", "--exploitability", "nowhere.json"], "nowhere.json"),
     (["ladder", "--agent", "random,heuristic"], "give one agent spec, got 2"),
     (["ladder", "--agent", "random", "--games", "3"], "multiple of 2"),
     (["ladder", "--agent", "random", "--reference", "nowhere.json"], "nowhere.json: no reference ladder there"),

@@ -302,6 +302,24 @@ def test_an_infinite_learning_rate_stops_the_run_and_writes_no_model(tmp_path, c
         NumpyPolicy.load_npz(path)
 
 
+def test_the_divergence_check_names_what_is_not_finite_and_no_more():
+    torch = pytest.importorskip("torch")
+    from types import SimpleNamespace
+
+    from packetrow_train.divergence import non_finite_parts
+
+    net = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Linear(2, 1))
+    model = SimpleNamespace(policy=net, logger=SimpleNamespace(name_to_value={"train/loss": 0.5}))
+    assert non_finite_parts(model) == []
+    with torch.no_grad():
+        net[0].weight.fill_(3e38)  # finite, though the tensor's sum overflows float32: not a divergence
+    assert non_finite_parts(model) == []
+    net[1].bias.grad = torch.tensor([float("nan")])
+    with torch.no_grad():
+        net[1].weight[0, 1] = float("-inf")
+    assert non_finite_parts(model) == ["the gradients (1 of 4 tensors)", "the weights (1 of 4 tensors, 1.weight first)"]
+
+
 def test_no_policy_with_non_finite_weights_is_written_or_loaded(tmp_path):
     policy = small_policy(0)
     path = policy.save(tmp_path / "good.npz")

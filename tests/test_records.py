@@ -1,36 +1,73 @@
-"""Game records: the schema every written record file follows, exact replays, and the reader's one-line errors."""
+"""Game records: the schema every written record file follows, exact replays, the reader's one-line errors, and the
+notes agents attach to their moves."""
 
 import json
+import re
 
 import jsonschema
+import numpy as np
 import pytest
 
+from packetrow_agents.registry import make_agent
 from packetrow_arena import records
-from packetrow_arena.records import RecordError, read_records, replay_record, validate_file, write_records
+from packetrow_arena.records import (RecordError, iter_replay, read_records, replay_record, validate_file,
+                                     write_records)
 from packetrow_cli.main import main
 from packetrow_arena.tournament import run_tournament
 
 
+class Counting:
+    """Plays the first legal move and notes how many moves it chose from, where it had a choice (no base class: the
+    agent protocol's ``move_note`` is optional for any agent)."""
+
+    name = "counting"
+
+    def act(self, view) -> int:
+        legal = np.flatnonzero(view.action_mask)
+        self.choices = len(legal)
+        return int(legal[0])
+
+    def move_note(self):
+        return {"choices": self.choices} if self.choices > 1 else None
+
+
+class Quiet:
+    """The heuristic, with a ``move_note`` that notes nothing."""
+
+    name = "heuristic"
+
+    def __init__(self, seed: int):
+        self.agent = make_agent("heuristic", seed)
+
+    def act(self, view) -> int:
+        return self.agent.act(view)
+
+    def move_note(self):
+        return None
+
+
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
-    """Record files as the project writes them: a plain tournament and a duplicate one."""
+    """Record files as the project writes them: a plain tournament, a duplicate one, and one with notes."""
     out = tmp_path_factory.mktemp("records")
     plain = run_tournament(["heuristic", "random", "random"], 3, games=4, seed=1, progress=False)
     plain.write(out / "plain")
     duplicate = run_tournament(["heuristic", "random"], 2, games=4, seed=2, progress=False, duplicate=True)
     duplicate.write(out / "duplicate")
-    return {"plain": (out / "plain" / "records.jsonl", plain), "duplicate": (out / "duplicate" / "records.jsonl",
-                                                                               duplicate)}
+    noted = run_tournament([lambda seed: Counting(), "random"], 2, games=2, seed=3, progress=False)
+    noted.write(out / "noted")
+    return {kind: (out / kind / "records.jsonl", result)
+            for kind, result in [("plain", plain), ("duplicate", duplicate), ("noted", noted)]}
 
 
-@pytest.mark.parametrize("kind", ["plain", "duplicate"])
+@pytest.mark.parametrize("kind", ["plain", "duplicate", "noted"])
 def test_every_written_record_file_follows_the_shipped_schema(written, kind):
     path, result = written[kind]
     jsonschema.Draft202012Validator.check_schema(records.schema())
     assert validate_file(path) == 1 + len(result.records)
 
 
-@pytest.mark.parametrize("kind", ["plain", "duplicate"])
+@pytest.mark.parametrize("kind", ["plain", "duplicate", "noted"])
 def test_records_replay_exactly(written, kind):
     path, result = written[kind]
     read = read_records(path)
@@ -48,6 +85,47 @@ def test_the_schema_refuses_what_the_reader_refuses():
         jsonschema.validate({"format": "packetrow-records", "version": 2}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"index": 0, "actions": [1, 2]}, schema)
+
+
+def test_an_agents_notes_are_kept_with_its_moves(written):
+    path, result = written["noted"]
+    read = read_records(path)
+    for game in read.games:
+        seat = game["agents"].index("counting")
+        choices = [(move, len(position.legal_actions())) for move, (position, mover, _)
+                   in enumerate(iter_replay(read, game["index"])) if mover == seat]
+        assert [(note["move"], note["note"]["choices"]) for note in game["notes"]] == [
+            (move, count) for move, count in choices if count > 1]
+        assert {note["seat"] for note in game["notes"]} == {seat}
+    again = run_tournament([lambda seed: Counting(), "random"], 2, games=2, seed=3, progress=False, workers=2,
+                           chunk_size=1)
+    assert again.records == result.records  # the same notes whichever process played the games
+
+
+def test_games_without_notes_are_written_as_before_notes_existed(written, tmp_path):
+    path, result = written["plain"]
+    keys = ["index", "deal", "seed", "agent_seeds", "num_players", "entries", "agents", "specs", "actions", "scores",
+            "ranks"]
+    assert all(list(json.loads(line)) == keys for line in path.read_text().splitlines()[1:])
+    # an agent whose move_note says nothing writes the bytes of one without move_note
+    run_tournament(["heuristic", "random"], 2, games=2, seed=4, progress=False, out=tmp_path / "plain")
+    run_tournament([lambda seed: Quiet(seed), "random"], 2, games=2, seed=4, progress=False, out=tmp_path / "quiet")
+    assert (tmp_path / "quiet" / "records.jsonl").read_bytes() == (tmp_path / "plain" / "records.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("note, message", [
+    ("a note", "counting's move_note() returned str; it must return a dict"),
+    ({"choices": float("nan")}, "counting's move_note() returned a dict that is not plain JSON"),
+    ({"choices": {1, 2}}, "counting's move_note() returned a dict that is not plain JSON"),
+])
+def test_a_note_that_is_no_json_object_stops_the_game_naming_the_agent(note, message):
+    class Bad(Counting):
+        def move_note(self):
+            return note
+
+    with pytest.raises(ValueError, match=re.escape(message)) as error:
+        run_tournament([lambda seed: Bad(), "random"], 2, games=1, seed=0, progress=False)
+    assert any("by seat" in line and "(counting)" in line for line in error.value.__notes__)
 
 
 def test_the_catalogue_hash_follows_the_cards(tmp_path):
@@ -76,6 +154,11 @@ def _rewrite(source, target, line: int, change) -> None:
     (1, lambda h: h.update(catalogue="sha256:" + "0" * 64), "line 1: catalogue hash 'sha256:000"),
     (3, lambda g: g.pop("actions"), "line 3: the game lacks actions"),
     (3, lambda g: g.update(num_players=4), "line 3: a 4-player game in a file of 3-player games"),
+    (3, lambda g: g.update(notes={"move": 0}), "line 3: notes must be a list"),
+    (3, lambda g: g.update(notes=[{"move": 999, "seat": 0, "note": {}}]), "line 3: notes must be a list"),
+    (3, lambda g: g.update(notes=[{"move": 1, "seat": 0, "note": {}}, {"move": 0, "seat": 1, "note": {}}]),
+     "line 3: notes must be a list"),
+    (3, lambda g: g.update(notes=[{"move": 0, "seat": 0, "note": "raw text"}]), "line 3: notes must be a list"),
 ])
 def test_bad_record_files_are_one_line_errors_naming_file_and_line(written, tmp_path, line, change, message):
     path, _ = written["plain"]

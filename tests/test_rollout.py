@@ -255,13 +255,13 @@ def test_an_error_in_the_update_stops_the_rollout_process(monkeypatch):
     stops the process, its rollout under way."""
     import multiprocessing
 
-    from sb3_contrib import MaskablePPO
+    from packetrow_train import ppo_update
 
-    def interrupted_update(self):
+    def interrupted_update(model):
         raise KeyboardInterrupt
 
     model, env = _pipelined_model()
-    monkeypatch.setattr(MaskablePPO, "train", interrupted_update)
+    monkeypatch.setattr(ppo_update, "update", interrupted_update)
     with pytest.raises(KeyboardInterrupt):
         model.learn(total_timesteps=3 * 8 * env.num_envs)
     assert model._worker is None

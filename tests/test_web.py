@@ -340,6 +340,22 @@ def test_watching_a_tournament_game_shows_the_replayed_scores(client, tournament
         assert last["next"] is None and len(last["history"]) == moves
 
 
+def test_a_record_file_with_notes_is_watched_as_one_without(client, tournament_file):
+    """Notes (an agent's per-move annotations, such as the llm agent's raw replies) change nothing Watch shows."""
+    header, *games = (tournament_file.parent / "records.jsonl").read_text().splitlines()
+    noted = [json.dumps({**json.loads(game), "notes": [{"move": 0, "seat": 0, "note": {
+        "attempts": [{"reply": "Move: 99", "error": "there is no move 99"}, {"reply": "1"}], "how": "number"}}]})
+        for game in games]
+    answers = [client.post("/api/watch", json={"text": "\n".join([header, *lines]), "name": "records.jsonl"})
+               for lines in (games, noted)]
+    assert [answer.status_code for answer in answers] == [200, 200]
+    plain, with_notes = (answer.get_json() for answer in answers)
+    assert with_notes["games"] == plain["games"]
+    shown = [client.get(f"/api/watch/{answer['id']}/1?move=5&seat=0").get_json() for answer in (plain, with_notes)]
+    first, second = ({**view, "id": None} for view in shown)  # each watched file has its own id
+    assert first == second
+
+
 def test_a_record_file_of_another_version_is_refused_naming_the_line(client, tournament_file):
     lines = (tournament_file.parent / "records.jsonl").read_text().splitlines()
     header = json.loads(lines[0])

@@ -29,6 +29,7 @@ from packetrow_env.observation import MODES
 from packetrow_env.user_files import read_text
 from packetrow_env.vector import bytes_per_game
 
+from .mmd import check_coefficients, load_magnet
 from .pool import EXPLOITER_DRAWS, EXPLOITERS, PFSP_WEIGHTINGS, check_mixture
 
 # a run's name is a directory name under runs/: no path separators, no "..", nothing hidden
@@ -251,6 +252,27 @@ class PPOConfig:
 
 
 @dataclass
+class MMDConfig:
+    """Magnetic mirror descent: PPO's loss plus a KL toward a magnet policy and one toward the previous policy
+    (train/mmd.py)."""
+
+    enabled: bool = option("add MMD's two KL terms to the PPO update (needs no ppo.belief_head)", False)
+    magnet: str = option("the policy the magnet term pulls toward: uniform (over each row's legal actions: an "
+                         "entropy bonus) | a policy export as a ppo agent spec (ppo: the shipped policy; "
+                         "ppo:path=runs/NAME/model.npz) trained on env.observation_mode and "
+                         "env.observation_encoding", "uniform")
+    magnet_coef: float = option("alpha: the weight of KL(policy || magnet) at the start of the run", 0.05)
+    magnet_coef_end: float = option("the magnet's weight at the end of the run (magnet_schedule linear or "
+                                    "geometric)", 0.0)
+    magnet_schedule: str = option("how the magnet's weight goes from magnet_coef to magnet_coef_end over "
+                                  "total_timesteps: constant (stays magnet_coef) | linear | geometric (both > 0)",
+                                  "constant")
+    kl_coef: float = option("1/eta: the weight of KL(policy || the policy that collected the rollout: the one "
+                            "before the update, one update older with pipeline), estimated from the rollout's "
+                            "stored log-probabilities", 0.05)
+
+
+@dataclass
 class EvalConfig:
     """Seat-rotated tournaments of the learner against fixed bots."""
 
@@ -301,6 +323,7 @@ class TrainConfig:
     pool: PoolConfig = option("the opponent pool", factory=PoolConfig)
     league: LeagueConfig = option("exploiters of the main agent in the pool", factory=LeagueConfig)
     ppo: PPOConfig = option("MaskablePPO's hyperparameters", factory=PPOConfig)
+    mmd: MMDConfig = option("magnetic mirror descent (off unless enabled)", factory=MMDConfig)
     eval: EvalConfig = option("evaluations against fixed bots", factory=EvalConfig)
     checkpoint: CheckpointConfig = option("periodic checkpoints", factory=CheckpointConfig)
     log: LogConfig = option("what the run reports", factory=LogConfig)
@@ -392,6 +415,7 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
         raise ConfigError(f"{source}: pool.mixture: {error}") from None
     check_agent_specs(f"{source}: eval.opponents", config.eval.opponents)
     check_pfsp_and_league(config, source)
+    check_mmd(config, source)
     check_memory(config, source)
     return config
 
@@ -423,6 +447,21 @@ def check_pfsp_and_league(config: TrainConfig, source: str = "config") -> None:
             resolve_config(league.config)
         except ConfigError as error:
             raise ConfigError(f"{source}: league.config: {error}") from None
+
+
+def check_mmd(config: TrainConfig, source: str = "config") -> None:
+    """A ConfigError naming the mmd key whose value is bad, or whose magnet cannot be read or reads other
+    observations than the run's; with mmd.enabled false only the coefficients are checked."""
+    mmd = config.mmd
+    try:
+        check_coefficients(mmd.magnet_coef, mmd.magnet_coef_end, mmd.magnet_schedule, mmd.kl_coef)
+        if mmd.enabled:
+            load_magnet(mmd.magnet, config.env.observation_mode, config.env.observation_encoding)
+    except ValueError as error:
+        raise ConfigError(f"{source}: mmd.{error}") from None
+    if mmd.enabled and config.ppo.belief_head:
+        raise ConfigError(f"{source}: mmd.enabled needs ppo.belief_head 0 (got {config.ppo.belief_head}): the "
+                          "belief head's trainer has its own update")
 
 
 def check_memory(config: TrainConfig, source: str = "config") -> None:

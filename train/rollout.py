@@ -1,13 +1,14 @@
 """Rollouts of the batched self-play env without SB3's per-step machinery: MaskablePPO with its own collector.
 
-``RolloutPPO`` is sb3-contrib's MaskablePPO (its update loop, checkpoints, logging and callbacks unchanged) whose
+``RolloutPPO`` is sb3-contrib's MaskablePPO (its checkpoints, logging and callbacks unchanged) whose
 ``collect_rollouts`` fills the same ``MaskableRolloutBuffer`` from a ``SelfPlayVecEnv`` with fewer calls per
 step: one forward through the policy's modules (features, actor and critic, no distribution objects), the
 masked sample and its log-probability in one compiled call (the Gumbel trick on ``torch.rand`` draws, so the
 run stays reproducible from SB3's seed), and the env's opponents moved in compiled code
-(``packetrow_agents.opponents_batch``). The update is MaskablePPO's with three shortcuts, the same arithmetic to
-float rounding: the policy's ``evaluate_actions`` without distribution objects (``LeanMaskablePolicy``), each
-minibatch gathered once by torch (``LeanRolloutBuffer``) and Adam's fused kernel (what each saves:
+(``packetrow_agents.opponents_batch``). The update is MaskablePPO's, written out in train/ppo_update.py so that
+MMD's terms can join its loss (train/mmd.py), with three shortcuts, the same arithmetic to float rounding: the
+policy's forward without distribution objects (``ppo_update.evaluate``; ``LeanMaskablePolicy.evaluate_actions``),
+each minibatch gathered once by torch (``LeanRolloutBuffer``) and Adam's fused kernel (what each saves:
 docs/benchmarks.md, "Behind the training code's choices"). Any other env or policy class falls back to SB3's collector.
 """
 
@@ -25,31 +26,20 @@ from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer, MaskableR
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.policies import BaseModel
 
-from . import rollout_process
+from . import ppo_update, rollout_process
 from .vec_selfplay import SelfPlayVecEnv
-
-
-# exp() of a float32 far below -88 (a masked logit's -1e8, an underflow) takes CPU's slow path: measured 10-40x the
-# time of an ordinary exp on the development machine, more than the minibatch's matrix products for the policy head
-LOG_PROB_FLOOR = -80.0
 
 
 class LeanMaskablePolicy(MaskableActorCriticPolicy):
     """MaskableActorCriticPolicy whose ``evaluate_actions`` (the PPO update's forward) skips the distribution
     objects: the same values, log-probabilities and entropies (to float rounding) in fewer operations, and with
-    no exp() of the masked logits' -1e8 (``LOG_PROB_FLOOR``)."""
+    no exp() of the masked logits' -1e8 (``ppo_update.evaluate``)."""
 
     def evaluate_actions(self, obs: torch.Tensor, actions: torch.Tensor, action_masks=None):
         """(values, log-probabilities of ``actions``, entropies) under the masked policy, as the parent's."""
         if action_masks is None:
             return super().evaluate_actions(obs, actions, action_masks)
-        logits, values = _forward(self, obs)
-        illegal = ~torch.as_tensor(action_masks, dtype=torch.bool).reshape(logits.shape)
-        log_p = logits.masked_fill(illegal, -1e8).log_softmax(dim=-1)  # -1e8: sb3-contrib's mask value
-        log_prob = log_p.gather(1, actions.long().reshape(-1, 1)).reshape(-1)
-        # the floor only touches illegal actions (a legal one's log-probability below -80 is 0 in float32 too)
-        entropy = -(log_p.clamp(min=LOG_PROB_FLOOR).exp() * log_p).masked_fill(illegal, 0.0).sum(dim=-1)
-        return values, log_prob, entropy
+        return ppo_update.evaluate(self, obs, actions, action_masks)[:3]
 
 
 class LeanRolloutBuffer(MaskableRolloutBuffer):
@@ -98,6 +88,7 @@ class RolloutPPO(MaskablePPO):
     policy_aliases = {**MaskablePPO.policy_aliases, "MlpPolicy": LeanMaskablePolicy}
     pipeline = False  # the trainer sets it from the config's pipeline
     pipeline_in_process = True  # the pipeline's rollouts in a forked process where available (else a thread)
+    mmd = None  # an mmd.MMD adds its terms to the update; the trainer sets it from the config's mmd section
     _worker = None
     _unfinished = None  # (last observations, dones) of a rollout whose values and advantages are still to come
 
@@ -189,7 +180,8 @@ class RolloutPPO(MaskablePPO):
         buffer.compute_returns_and_advantage(last_values=last_values, dones=dones)
 
     def train(self) -> None:
-        """MaskablePPO's update, with Adam's fused (or multi-tensor) kernel (``fast_adam``).
+        """MaskablePPO's update (``ppo_update.update``, with ``mmd``'s terms when set), with Adam's fused (or
+        multi-tensor) kernel (``fast_adam``).
 
         With ``pipeline``, the next rollout is collected meanwhile on the other core, acting with a copy of the
         weights before this update (so the update after it trains on data one update old: PPO's ratio is taken
@@ -203,7 +195,7 @@ class RolloutPPO(MaskablePPO):
         if not (self.pipeline and self._lean(self.env) and self.num_timesteps < self._total_timesteps):
             if unfinished is not None:
                 self._finish(self._behaviour, self.rollout_buffer, *unfinished)
-            super().train()
+            ppo_update.update(self)
             return
         behaviour, buffer, generator = self._pipeline_parts()
         if self.pipeline_in_process and rollout_process.available():
@@ -215,7 +207,7 @@ class RolloutPPO(MaskablePPO):
             if unfinished is not None:
                 self._finish(behaviour, self.rollout_buffer, *unfinished)
             behaviour.load_state_dict(self.policy.state_dict())
-            super().train()
+            ppo_update.update(self)
             steps, self._last_obs, self._last_episode_starts = self._worker.receive(buffer)
             self._unfinished = self._last_obs, self._last_episode_starts
             self._prefetched = buffer, steps
@@ -236,7 +228,7 @@ class RolloutPPO(MaskablePPO):
         thread = threading.Thread(target=collect, name="packetrow-rollout")
         thread.start()
         try:
-            super().train()
+            ppo_update.update(self)
         finally:
             thread.join()
         if errors:
@@ -262,7 +254,7 @@ class RolloutPPO(MaskablePPO):
 
     def _excluded_save_params(self) -> list[str]:
         return [*super()._excluded_save_params(), "_behaviour", "_spare_buffer", "_rollout_generator", "_prefetched",
-                "_worker", "_unfinished"]
+                "_worker", "_unfinished", "mmd"]
 
 
 def _forward(policy, observations: np.ndarray, actor: bool = True, critic: bool = True):

@@ -48,6 +48,7 @@ from .config import ConfigError, TrainConfig, check_config
 from .divergence import check_update
 from .evaluation import evaluate_model
 from .fast_tanh import FastTanh
+from .mmd import mmd_of
 from .policy_export import import_policy
 from .pool import PFSP, OpponentPool
 from .rollout import RolloutPPO
@@ -129,11 +130,13 @@ class SelfPlayCallback(BaseCallback):
     """Snapshots into the pools, checkpoints, periodic evaluations, the learner's episode statistics, PFSP's
     results to the pools and a league's exploiters (``league``: a ``packetrow_train.league.League`` or None)."""
 
-    def __init__(self, config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None, league=None):
+    def __init__(self, config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None, on_evaluation=None,
+                 league=None):
         super().__init__()
         self.config = config
         self.out = out
         self.stop = stop
+        self.on_evaluation = on_evaluation
         self.league = league
         self._pfsp = make_pool(config).uses_results  # only then do the pools need the episodes' results
         # the learner's last finished episodes (Episode: reward from Monitor, expected from the scores)
@@ -176,6 +179,8 @@ class SelfPlayCallback(BaseCallback):
         if self._next_eval is not None and step >= self._next_eval:
             rows = self.evaluate("periodic", self.config.eval.games)
             self._next_eval = self._schedule(self.config.eval.every)
+            if self.on_evaluation is not None:
+                self.on_evaluation(rows, self.model)
             if self.stop is not None and self.stop(rows):
                 return False
         return True
@@ -239,10 +244,11 @@ class SelfPlayCallback(BaseCallback):
 
 
 def make_callback(config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None,
-                  league=None) -> SelfPlayCallback:
+                  on_evaluation=None, league=None) -> SelfPlayCallback:
     """The training callback: snapshots, checkpoints, evaluations, the learner's episode statistics and a league's
-    exploiters; ``stop`` (rows -> bool) ends training after a periodic evaluation whose rows it accepts."""
-    return SelfPlayCallback(config, out, keep_episodes, stop, league)
+    exploiters; ``stop`` (rows -> bool) ends training after a periodic evaluation whose rows it accepts;
+    ``on_evaluation`` (rows, model) sees the model after each periodic evaluation, before ``stop``."""
+    return SelfPlayCallback(config, out, keep_episodes, stop, on_evaluation, league)
 
 
 # --------------------------------------------------------------------------- the trainer
@@ -317,13 +323,15 @@ class TrainResult:
 
 
 def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None = None, overwrite: bool = False,
-          trust_checkpoint: bool = False, stop=None, start=None, league=None) -> TrainResult:
+          trust_checkpoint: bool = False, stop=None, start=None, on_evaluation=None, league=None) -> TrainResult:
     """Run (or resume from a checkpoint) a self-play training run; returns the model and where it was saved.
 
     ``overwrite``: a fresh run may replace an earlier run's files in ``out``. ``trust_checkpoint``: required
     with ``resume``, whose SB3 checkpoint is unpickled (module docstring). ``stop``: called with each periodic
     evaluation's rows (eval.csv's, as dicts); training ends early when it returns True. ``start``: a NumpyPolicy
     whose weights a fresh run's policy (and its value network's hidden layers) start from (``import_policy``).
+    ``on_evaluation``: called with each periodic evaluation's rows and the model, before ``stop`` (e.g. to export
+    the policy at a budget).
     ``league``: the ``packetrow_train.league.League`` that trains a config's exploiters, required with
     ``league.every`` (``packetrow_train.league.train`` passes it).
     """
@@ -388,6 +396,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
             if league is not None:
                 league.resume(vec_env, resume, model.num_timesteps)
         model.pipeline = config.pipeline
+        model.mmd = mmd_of(config)
         remaining = config.total_timesteps - model.num_timesteps
         if remaining <= 0:
             raise ConfigError(f"the checkpoint has already trained {model.num_timesteps} steps and total_timesteps is "
@@ -395,7 +404,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
         if resume is not None:
             for line in prepare_resume(out, start_timesteps):
                 print(f"resume: {line}", file=sys.stderr, flush=True)
-        callback = make_callback(config, out, stop=stop, league=league)
+        callback = make_callback(config, out, stop=stop, on_evaluation=on_evaluation, league=league)
         show_bar = config.log.progress_bar if progress_bar is None else progress_bar
         if show_bar and not _has_progress_bar_packages():
             print("(no progress bar: SB3's needs the packages tqdm and rich)", file=sys.stderr)
