@@ -30,13 +30,14 @@ from packetrow_env.user_files import read_text
 from packetrow_env.vector import bytes_per_game
 
 from .mmd import check_coefficients, load_magnet
-from .pool import check_mixture
+from .pool import EXPLOITER_DRAWS, EXPLOITERS, PFSP_WEIGHTINGS, check_mixture
 
 # a run's name is a directory name under runs/: no path separators, no "..", nothing hidden
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 VEC_ENVS = ("batched", "dummy", "subproc")
 ACTIVATIONS = ("tanh", "relu")
 LR_SCHEDULES = ("constant", "linear")
+LEAGUE_STARTS = ("scratch", "main")
 TRAINERS = ("sb3", "rllib")  # rllib: rllib_selfplay.py, needs the [ray] extra
 MAX_THREADS = 256  # torch threads: far more than any machine's cores, far below what torch fails on (a million)
 SEED_LIMIT = 2**32  # numpy's legacy seeding, which SB3 uses, takes 32 bits
@@ -194,10 +195,34 @@ class PoolConfig:
     recent_decay: float = option("the source recent weighs a snapshot by recent_decay ** age (0 = newest)", 0.7)
     deterministic: bool = option("snapshot opponents play their argmax action (false: sample their policy)", False)
     # the heuristic needs real weight: 10% was not enough in the measurements of TRAINING.md
-    mixture: dict = option("weight per opponent source (latest, uniform, recent, or an agent spec), drawn per "
-                           "opponent seat and episode; normalised",
+    mixture: dict = option("weight per opponent source (latest, uniform, recent, pfsp, exploiters, or an agent "
+                           "spec), drawn per opponent seat and episode; normalised",
                            factory=lambda: {"latest": 0.2, "uniform": 0.05, "recent": 0.1, "heuristic": 0.4,
                                             "random": 0.25})
+    pfsp_weighting: str = option("how the source pfsp (and league.draw pfsp) weighs an opponent the learner loses "
+                                 "to at rate p: hard (p ** pfsp_exponent) | variance (p (1 - p))", "hard")
+    pfsp_exponent: float = option("the exponent of the hard PFSP weighting", 2.0)
+    pfsp_prior: float = option("PFSP's loss rate of an opponent not met yet, in [0, 1]", 0.5)
+    pfsp_rate: float = option("the step of PFSP's moving estimates: each finished episode moves the loss rate "
+                              "against each opponent met this much toward the learner's loss, in (0, 1]", 0.05)
+
+
+@dataclass
+class LeagueConfig:
+    """Exploiters of the main agent that join its opponent pool (see train/league.py)."""
+
+    every: int = option("learner steps between exploiters; each is trained against the main agent then, the main "
+                        "agent waiting (0: no league)", 0)
+    steps: int = option("an exploiter's training budget in its own learner steps", 100_000)
+    minutes: float = option("also end an exploiter's training after this many minutes (0: steps only)", 0.0)
+    start: str = option("an exploiter starts from scratch (the network of league.config) | main (the main "
+                        "agent's weights and network)", "scratch")
+    config: str = option("the exploiters' training config (a shipped name or a YAML path), changed as packetrow "
+                         "exploit changes it", "quick")
+    num_players: int = option("the player count of an exploiter's games, the main agent at every other seat", 2)
+    max_exploiters: int = option("exploiters kept in the pool; the oldest goes when there are more", 3)
+    draw: str = option("how the source exploiters draws among them: pfsp (the pool's PFSP weighting) | uniform",
+                       "pfsp")
 
 
 @dataclass
@@ -296,6 +321,7 @@ class TrainConfig:
                             "batched and update_threads 0)", False)
     env: EnvConfig = option("the training games", factory=EnvConfig)
     pool: PoolConfig = option("the opponent pool", factory=PoolConfig)
+    league: LeagueConfig = option("exploiters of the main agent in the pool", factory=LeagueConfig)
     ppo: PPOConfig = option("MaskablePPO's hyperparameters", factory=PPOConfig)
     mmd: MMDConfig = option("magnetic mirror descent (off unless enabled)", factory=MMDConfig)
     eval: EvalConfig = option("evaluations against fixed bots", factory=EvalConfig)
@@ -388,9 +414,39 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
     except ValueError as error:
         raise ConfigError(f"{source}: pool.mixture: {error}") from None
     check_agent_specs(f"{source}: eval.opponents", config.eval.opponents)
+    check_pfsp_and_league(config, source)
     check_mmd(config, source)
     check_memory(config, source)
     return config
+
+
+def check_pfsp_and_league(config: TrainConfig, source: str = "config") -> None:
+    """Check the pool's PFSP keys and the league section; ``check_config`` calls it."""
+    pool, league = config.pool, config.league
+    check_choice(f"{source}: pool.pfsp_weighting", pool.pfsp_weighting, PFSP_WEIGHTINGS)
+    check_positive(f"{source}: pool.pfsp_exponent", pool.pfsp_exponent)
+    if not 0 <= pool.pfsp_prior <= 1:
+        raise ConfigError(f"{source}: pool.pfsp_prior must be in [0, 1], got {pool.pfsp_prior!r}")
+    if not 0 < pool.pfsp_rate <= 1:
+        raise ConfigError(f"{source}: pool.pfsp_rate must be in (0, 1], got {pool.pfsp_rate!r}")
+    for where, value, zero_ok in [("every", league.every, True), ("steps", league.steps, False),
+                                  ("minutes", league.minutes, True), ("max_exploiters", league.max_exploiters, False)]:
+        check_positive(f"{source}: league.{where}", value, zero_ok)
+    check_choice(f"{source}: league.start", league.start, LEAGUE_STARTS)
+    check_choice(f"{source}: league.draw", league.draw, EXPLOITER_DRAWS)
+    check_choice(f"{source}: league.num_players", league.num_players, range(2, 6))
+    exploiters = pool.mixture.get(EXPLOITERS, 0.0) > 0
+    if exploiters and not league.every:
+        raise ConfigError(f"{source}: pool.mixture gives weight to exploiters, which only a league makes: set "
+                          f"league.every (learner steps between exploiters) or drop exploiters from the mixture")
+    if league.every and not exploiters:
+        raise ConfigError(f"{source}: league.every is {league.every} but pool.mixture gives no weight to the source "
+                          f"exploiters, so no exploiter would ever be met: add e.g. exploiters: 0.2 to the mixture")
+    if league.every:
+        try:
+            resolve_config(league.config)
+        except ConfigError as error:
+            raise ConfigError(f"{source}: league.config: {error}") from None
 
 
 def check_mmd(config: TrainConfig, source: str = "config") -> None:

@@ -45,7 +45,7 @@ from .atomic_files import write_text
 from .config import (ACTIVATIONS, ConfigError, check_agent_specs, check_choice, check_net_arch, check_positive,
                      check_run_name, load_sections, option)
 from .evaluation import EVAL_SEED_OFFSET, evaluate
-from .pool import OpponentPool, check_mixture
+from .pool import EXPLOITERS, OpponentPool, check_mixture
 from .rllib_vector_env import LearnerVectorEnv
 from .run_dir import RLLIB_RUN_FILES, prepare_out, save_policy, write_yaml
 from .update_threads import single_threaded_openblas
@@ -171,6 +171,11 @@ def config_from_dict(data, source: str = "config") -> RLlibConfig:
         config.league.mixture = check_mixture(config.league.mixture)
     except ValueError as error:
         raise ConfigError(f"{source}: league.mixture: {error}") from None
+    sb3_only = [s for s in ("pfsp", EXPLOITERS) if s in config.league.mixture]
+    if sb3_only:
+        raise ConfigError(f"{source}: league.mixture: {', '.join(sb3_only)} are sources of the SB3 trainer's pool "
+                          "(trainer: sb3), which records results and trains exploiters; RLlib's draws from latest, "
+                          "uniform, recent and agent specs")
     check_agent_specs(f"{source}: eval.opponents", config.eval.opponents)
     return config
 

@@ -9,8 +9,8 @@ advantages while the worker collects the next rollout (``RolloutPPO._finish``, i
 same sums). The rollout comes back through shared memory, two buffers in turn, so that one is written while
 the update reads the other. The run is the same as on a thread, weight for weight (tests/test_rollout.py):
 
-- the behaviour weights go over a pipe with each request, and the snapshots the trainer's callbacks added to
-  its env since the last request are added to the worker's env first (``add_snapshot``, journalled);
+- the behaviour weights go over a pipe with each request, and what the trainer's callbacks told its env's pool
+  since the last request (``JOURNALLED``: snapshots, exploiters, PFSP's results) is told the worker's env first;
 - the steps' ``(infos, dones)`` come back with the rollout, for the callbacks on the trainer's side.
 
 The trainer's own env is not stepped meanwhile, so the worker's env is the run's: when the worker stops (at the
@@ -36,6 +36,9 @@ import traceback
 import numpy as np
 import torch
 
+# the env's methods through which the trainer's callbacks change its opponent pool (snapshots, a league's
+# exploiters, PFSP's results): journalled, and replayed in order in the worker's env
+JOURNALLED = ("add_snapshot", "add_exploiter", "record_results")
 # the arrays of a MaskableRolloutBuffer that a rollout fills
 BUFFER_ARRAYS = ("observations", "actions", "rewards", "returns", "episode_starts", "values", "log_probs",
                  "advantages", "action_masks")
@@ -68,14 +71,16 @@ class RolloutWorker:
         self._process.start()
         child.close()
         self._conn = parent
-        # the callbacks' snapshots reach the worker's env before its next rollout
-        add = self._env.add_snapshot
+        # what the callbacks tell the env's pool reaches the worker's env before its next rollout
+        for name in JOURNALLED:
+            setattr(self._env, name, self._journalled(name, getattr(self._env, name)))
 
-        def add_snapshot(policy, step: int) -> None:
-            add(policy, step)
-            self._journal.append((policy, step))
+    def _journalled(self, name: str, method):
+        def call(*args) -> None:
+            method(*args)
+            self._journal.append((name, args))
 
-        self._env.add_snapshot = add_snapshot
+        return call
 
     def request(self, weights: dict) -> None:
         """Start collecting the next rollout with the behaviour ``weights`` (a policy's state_dict as numpy
@@ -108,7 +113,8 @@ class RolloutWorker:
         """Stop the worker; the trainer's env takes its snapshots directly again."""
         if self._process is None:
             return
-        self._env.__dict__.pop("add_snapshot", None)
+        for name in JOURNALLED:
+            self._env.__dict__.pop(name, None)
         if not self._busy:  # idle: it ends at the word; a rollout under way (Ctrl-C, an error) is not waited for
             try:
                 self._conn.send(None)
@@ -149,7 +155,7 @@ def die_with_parent(parent: int) -> bool:
 
 
 def _serve(model, conn, trainer_end, trainer: int, shared) -> None:
-    """The worker's loop: apply the journalled snapshots, load the weights, collect into the next shared arrays,
+    """The worker's loop: apply the journal, load the weights, collect into the next shared arrays,
     hand the rollout over; it ends with the trainer (the module docstring)."""
     trainer_end.close()  # the fork's copy of the trainer's end: with it open, the pipe never ends here
     die_with_parent(trainer)
@@ -174,8 +180,8 @@ def _serve(model, conn, trainer_end, trainer: int, shared) -> None:
             return
         journal, weights = request
         try:
-            for policy, step in journal:
-                model.env.add_snapshot(policy, step)
+            for name, args in journal:
+                getattr(model.env, name)(*args)
             behaviour.load_state_dict({name: torch.from_numpy(array) for name, array in weights.items()})
             steps = []
             model._collect(behaviour, model.env, buffer, model.n_steps,

@@ -5,6 +5,9 @@
     model.zip, model.npz       the final SB3 checkpoint and its numpy export (play: ppo:path=.../model.npz)
     checkpoints/step_N.zip     periodic checkpoints (+ .npz exports); resume with --resume ... --trust-checkpoint
     snapshots/step_N.npz       the pool's snapshots, reloaded on resume
+    exploiters/step_N/         a league's exploiter made at step N (train/league.py): main.npz, the main agent it
+                               trained against, and its own run's files (model.npz: the exploiter, reloaded on
+                               resume)
     tb/                        TensorBoard logs (tensorboard --logdir DIR/tb)
     eval.csv                   every evaluation: steps, opponent, players, games, win rate [95% CI], rank, VP,
                                train_seconds (wall time of this run or resume so far, evaluations left out)
@@ -34,7 +37,7 @@ from .policy_export import export_policy
 
 # what packetrow train writes into its output directory (deleted by --overwrite before a fresh run)
 RUN_FILES = ("config.yaml", "versions.yaml", "model.zip", "model.npz", "eval.csv", "curve.png")
-RUN_FOLDERS = ("checkpoints", "snapshots", "tb")
+RUN_FOLDERS = ("checkpoints", "snapshots", "exploiters", "tb")
 RLLIB_RUN_FILES = ("config.yaml", "model.npz", "iterations.jsonl")  # what an RLlib run writes (rllib_selfplay.py)
 VERSIONED = ("packetrow", "numpy", "torch", "stable-baselines3", "sb3-contrib", "gymnasium", "pettingzoo")
 EVAL_COLUMNS = ("timesteps", "stage", "opponent", "num_players", "games", "win_rate", "win_low", "win_high",
@@ -162,14 +165,30 @@ def latest_checkpoint(out: Path) -> Path | None:
     return found[-1] if found else None
 
 
+def exploiter_folder(out: Path, step: int) -> Path:
+    """The run folder of the league's exploiter made at the main agent's learner step ``step``."""
+    return out / "exploiters" / step_name(step)
+
+
 def resume_snapshots(resume: Path, step: int, keep: int) -> list[tuple[int, Path]]:
     """The last ``keep`` snapshots (at most ``step``) of the run that wrote the checkpoint ``resume``, oldest first."""
-    for directory in (resume.parent / "snapshots", resume.parent.parent / "snapshots"):
+    return _saved_steps(resume, "snapshots", "step_*.npz", step, keep)
+
+
+def resume_exploiters(resume: Path, step: int, keep: int) -> list[tuple[int, Path]]:
+    """The last ``keep`` exploiters' exports (made at most at ``step``) of the run that wrote the checkpoint
+    ``resume``, oldest first; an exploiter whose training did not finish has none and is left out."""
+    return _saved_steps(resume, "exploiters", "step_*/model.npz", step, keep)
+
+
+def _saved_steps(resume: Path, folder: str, pattern: str, step: int, keep: int) -> list[tuple[int, Path]]:
+    # a checkpoint lies in the run folder (model.zip) or in its checkpoints/
+    for directory in (resume.parent / folder, resume.parent.parent / folder):
         if directory.is_dir():
             found = []
-            for path in directory.glob("step_*.npz"):
+            for path in directory.glob(pattern):
                 try:
-                    s = int(path.stem.removeprefix("step_"))
+                    s = int(path.relative_to(directory).parts[0].removeprefix("step_").removesuffix(".npz"))
                 except ValueError:
                     continue
                 if s <= step:

@@ -6,7 +6,9 @@ player count is drawn from ``env.num_players``; the other seats are drawn from t
 reward is its own terminal reward (``SingleAgentEnv``). Every ``pool.snapshot_every`` learner steps
 the policy is exported to numpy and added to every env's pool; every ``checkpoint.every`` steps the
 model is saved; every ``eval.every`` steps it plays seat-rotated tournaments against fixed bots
-(``evaluation.py``). What a run writes is listed in ``run_dir.py``; the config's keys in ``config.py``.
+(``evaluation.py``). With PFSP in the pool's mixture the episodes' results go to the pools too; with a
+``league`` section every ``league.every`` steps an exploiter of the learner is trained and joins them
+(``league.py``). What a run writes is listed in ``run_dir.py``; the config's keys in ``config.py``.
 
 A fresh run refuses an ``out`` that already holds files unless ``overwrite`` is given (then what an
 earlier run wrote there is deleted first, so eval.csv and the TensorBoard logs hold one run).
@@ -48,7 +50,7 @@ from .evaluation import evaluate_model
 from .fast_tanh import FastTanh
 from .mmd import mmd_of
 from .policy_export import import_policy
-from .pool import OpponentPool
+from .pool import PFSP, OpponentPool
 from .rollout import RolloutPPO
 from .run_dir import (append_eval_rows, environment_versions, export_model, model_metadata, out_dir, prepare_out,
                       prepare_resume, resume_snapshots, save_model, save_policy, snapshot_path, step_name, write_yaml)
@@ -71,6 +73,14 @@ class TrainingEnv(SingleAgentEnv):
         """Add a snapshot to this env's pool (called through VecEnv.env_method, so it reaches subprocesses)."""
         self.opponents.add(policy, step)
 
+    def add_exploiter(self, policy, step: int) -> None:
+        """Add a league's exploiter to this env's pool (through VecEnv.env_method, as ``add_snapshot``)."""
+        self.opponents.add_exploiter(policy, step)
+
+    def record_results(self, results) -> None:
+        """Update this env's pool's loss-rate estimates (``OpponentPool.record_results``)."""
+        self.opponents.record_results(results)
+
     def step(self, action):
         """SingleAgentEnv.step; a finished episode's info also names the opponents faced."""
         observation, reward, terminated, truncated, info = super().step(action)
@@ -81,8 +91,10 @@ class TrainingEnv(SingleAgentEnv):
 
 def make_pool(config: TrainConfig) -> OpponentPool:
     """An empty opponent pool as the config describes it."""
-    pool = config.pool
-    return OpponentPool(pool.mixture, pool.max_snapshots, pool.recent_decay, pool.deterministic)
+    pool, league = config.pool, config.league
+    pfsp = PFSP(pool.pfsp_weighting, pool.pfsp_exponent, pool.pfsp_prior, pool.pfsp_rate)
+    return OpponentPool(pool.mixture, pool.max_snapshots, pool.recent_decay, pool.deterministic, pfsp,
+                        league.max_exploiters, league.draw)
 
 
 def _make_env(config: TrainConfig):
@@ -115,14 +127,18 @@ def make_vec_env(config: TrainConfig):
 
 # --------------------------------------------------------------------------- the callback
 class SelfPlayCallback(BaseCallback):
-    """Snapshots into the pools, checkpoints, periodic evaluations, and the learner's episode statistics."""
+    """Snapshots into the pools, checkpoints, periodic evaluations, the learner's episode statistics, PFSP's
+    results to the pools and a league's exploiters (``league``: a ``packetrow_train.league.League`` or None)."""
 
-    def __init__(self, config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None, on_evaluation=None):
+    def __init__(self, config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None, on_evaluation=None,
+                 league=None):
         super().__init__()
         self.config = config
         self.out = out
         self.stop = stop
         self.on_evaluation = on_evaluation
+        self.league = league
+        self._pfsp = make_pool(config).uses_results  # only then do the pools need the episodes' results
         # the learner's last finished episodes (Episode: reward from Monitor, expected from the scores)
         self.episodes = deque(maxlen=keep_episodes)
         self._window = deque(maxlen=500)
@@ -139,15 +155,24 @@ class SelfPlayCallback(BaseCallback):
         self._next_snapshot = self._schedule(self.config.pool.snapshot_every)
         self._next_checkpoint = self._schedule(self.config.checkpoint.every)
         self._next_eval = self._schedule(self.config.eval.every)
+        self._next_exploiter = self._schedule(self.config.league.every) if self.league is not None else None
 
     def _on_step(self) -> bool:
+        results = []
         for info in self.locals["infos"]:
             if "episode" in info:
-                self._record(info)
+                episode = self._record(info)
+                # each opponent met once, however many seats it held: (its name, the learner's loss)
+                results += [(name, 1.0 - episode.win) for name in dict.fromkeys(episode.opponents)]
+        if results and self._pfsp:
+            self.training_env.env_method("record_results", results)
         step = self.num_timesteps
         if self._next_snapshot is not None and step >= self._next_snapshot:
             add_snapshot(self.model, self.training_env, self.out, self.config)
             self._next_snapshot = self._schedule(self.config.pool.snapshot_every)
+        if self._next_exploiter is not None and self.config.total_timesteps > step >= self._next_exploiter:
+            self.league.train_exploiter(self.model, self.training_env, self.out)
+            self._next_exploiter = self._schedule(self.config.league.every)
         if self._next_checkpoint is not None and step >= self._next_checkpoint:
             save_model(self.model, self.out / "checkpoints" / step_name(step), self.config)
             self._next_checkpoint = self._schedule(self.config.checkpoint.every)
@@ -160,7 +185,7 @@ class SelfPlayCallback(BaseCallback):
                 return False
         return True
 
-    def _record(self, info: dict) -> None:
+    def _record(self, info: dict) -> Episode:
         seat, scores = info["seat"], info["scores"]
         win = win_shares(scores)[seat]
         expected = final_rewards(scores, self.config.env.reward_mode)[seat]
@@ -168,6 +193,7 @@ class SelfPlayCallback(BaseCallback):
                          tuple(info.get("opponents", ())))
         self.episodes.append(record)
         self._window.append(record)
+        return record
 
     def _on_rollout_start(self) -> None:
         self._update_threads.after_update()  # the update between two rollouts has ended
@@ -190,7 +216,7 @@ class SelfPlayCallback(BaseCallback):
         for n in sorted({e.num_players for e in window}):
             self.logger.record(f"selfplay/win_rate_{n}p",
                                float(np.mean([e.win for e in window if e.num_players == n])))
-        kinds = Counter("snapshot" if name.startswith("snapshot@") else name
+        kinds = Counter(name.partition("@")[0] if name.startswith(("snapshot@", "exploiter@")) else name
                         for e in window for name in e.opponents)
         total = sum(kinds.values())
         for kind, count in sorted(kinds.items()):
@@ -218,11 +244,11 @@ class SelfPlayCallback(BaseCallback):
 
 
 def make_callback(config: TrainConfig, out: Path, keep_episodes: int = 1000, stop=None,
-                  on_evaluation=None) -> SelfPlayCallback:
-    """The training callback: snapshots, checkpoints, evaluations and the learner's episode statistics; ``stop``
-    (rows -> bool) ends training after a periodic evaluation whose rows it accepts; ``on_evaluation`` (rows, model)
-    sees the model after each periodic evaluation, before ``stop``."""
-    return SelfPlayCallback(config, out, keep_episodes, stop, on_evaluation)
+                  on_evaluation=None, league=None) -> SelfPlayCallback:
+    """The training callback: snapshots, checkpoints, evaluations, the learner's episode statistics and a league's
+    exploiters; ``stop`` (rows -> bool) ends training after a periodic evaluation whose rows it accepts;
+    ``on_evaluation`` (rows, model) sees the model after each periodic evaluation, before ``stop``."""
+    return SelfPlayCallback(config, out, keep_episodes, stop, on_evaluation, league)
 
 
 # --------------------------------------------------------------------------- the trainer
@@ -297,7 +323,7 @@ class TrainResult:
 
 
 def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None = None, overwrite: bool = False,
-          trust_checkpoint: bool = False, stop=None, start=None, on_evaluation=None) -> TrainResult:
+          trust_checkpoint: bool = False, stop=None, start=None, on_evaluation=None, league=None) -> TrainResult:
     """Run (or resume from a checkpoint) a self-play training run; returns the model and where it was saved.
 
     ``overwrite``: a fresh run may replace an earlier run's files in ``out``. ``trust_checkpoint``: required
@@ -306,11 +332,16 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
     whose weights a fresh run's policy (and its value network's hidden layers) start from (``import_policy``).
     ``on_evaluation``: called with each periodic evaluation's rows and the model, before ``stop`` (e.g. to export
     the policy at a budget).
+    ``league``: the ``packetrow_train.league.League`` that trains a config's exploiters, required with
+    ``league.every`` (``packetrow_train.league.train`` passes it).
     """
     started = time.perf_counter()
     check_config(config)  # a TrainConfig built in code gets the same checks (the name above all)
     if resume is not None and start is not None:
         raise ConfigError("give a checkpoint to resume or a policy to start from, not both")
+    if config.league.every and league is None:
+        raise ConfigError("a config with league.every trains through packetrow_train.league.train (as packetrow "
+                          "train does), which trains its exploiters")
     if resume is not None:
         resume = Path(resume)
         if not trust_checkpoint:
@@ -362,6 +393,8 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
                 vec_env.env_method("add_snapshot", NumpyPolicy.load_npz(path), step)
             if not snapshots:
                 add_snapshot(model, vec_env, out, config)
+            if league is not None:
+                league.resume(vec_env, resume, model.num_timesteps)
         model.pipeline = config.pipeline
         model.mmd = mmd_of(config)
         remaining = config.total_timesteps - model.num_timesteps
@@ -371,7 +404,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
         if resume is not None:
             for line in prepare_resume(out, start_timesteps):
                 print(f"resume: {line}", file=sys.stderr, flush=True)
-        callback = make_callback(config, out, stop=stop, on_evaluation=on_evaluation)
+        callback = make_callback(config, out, stop=stop, on_evaluation=on_evaluation, league=league)
         show_bar = config.log.progress_bar if progress_bar is None else progress_bar
         if show_bar and not _has_progress_bar_packages():
             print("(no progress bar: SB3's needs the packages tqdm and rich)", file=sys.stderr)

@@ -6,7 +6,7 @@ import sys
 
 from packetrow_arena.ray_cluster import RayUnavailableError
 from packetrow_arena.worker_pool import WorkerDied
-from . import rllib_selfplay, selfplay
+from . import league, rllib_selfplay
 from .config import TRAINERS, ConfigError, check_choice, check_config, config_from_dict, read_config
 from .divergence import TrainingDivergedError
 from .evaluation import format_evaluation
@@ -41,9 +41,9 @@ def _train_config(args) -> int:
     except ConfigError as error:
         args.parser.error(str(error))
     try:
-        result = selfplay.train(config, out=args.out, resume=args.resume,
-                                progress_bar=False if args.no_progress else None, overwrite=args.overwrite,
-                                trust_checkpoint=args.trust_checkpoint)
+        result = league.train(config, out=args.out, resume=args.resume,
+                              progress_bar=False if args.no_progress else None, overwrite=args.overwrite,
+                              trust_checkpoint=args.trust_checkpoint)
     except (TrainingDivergedError, WorkerDied) as error:  # not usage errors: the config was read, the run went wrong
         print(f"packetrow train: error: {error}", file=sys.stderr)
         return 1

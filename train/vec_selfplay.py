@@ -22,7 +22,7 @@ from packetrow_env.vector.gymnasium_env import PacketRowVectorEnv
 from packetrow_env.vector.learner import LearnerGames
 from packetrow_env.vector.opponents import OpponentTable
 
-from .pool import OpponentPool
+from .pool import OpponentPool, member_name
 
 
 class PoolOpponents(OpponentTable):
@@ -36,22 +36,22 @@ class PoolOpponents(OpponentTable):
         # observation_encoding: what the snapshots read (the learner's encoding)
         super().__init__((), observation_mode, observation_encoding, seed, OpponentKernel if compiled else None)
         self.pool = pool
-        self.entries: list = []  # id -> ("snapshot" | "agent", name, agent)
+        self.entries: list = []  # id -> ("snapshot" | "exploiter" | "agent", name, agent)
         self._ids: dict = {}
         self.previous: dict[int, list[str]] = {}  # game -> the names of its last opponents, kept at a re-deal
 
     def _entry(self, source: str, index) -> int:
         if index is not None:
-            step, policy = self.pool.snapshots[index]
-            key = ("snapshot", step, id(policy))
+            step, policy = self.pool.members(source)[index]
+            name = member_name(source, step)
+            key = (name.partition("@")[0], name, id(policy))  # ("snapshot" | "exploiter", name, the policy)
         else:
             key = ("agent", source)
         found = self._ids.get(key)
         if found is None:  # a new agent only for a new key (a PolicyAgent per seat drawn cost 8 us a learner step)
-            entry = (("snapshot", f"snapshot@{step}", self.pool.snapshot_agent(index)) if index is not None
-                     else ("agent", source, make_agent(source, 0)))
-            found = self._ids[key] = self.join(entry[2])
-            self.entries.append(entry)
+            agent = self.pool.member_agent(source, index) if index is not None else make_agent(source, 0)
+            found = self._ids[key] = self.join(agent)
+            self.entries.append((key[0], key[1], agent))
         return found
 
     def seat(self, rows, num_players, learner_seats) -> None:
@@ -96,6 +96,14 @@ class SelfPlayVecEnv(VecEnv):
     def add_snapshot(self, policy: NumpyPolicy, step: int) -> None:
         """Add a snapshot of the learner to the opponent pool."""
         self.opponents.pool.add(policy, step)
+
+    def add_exploiter(self, policy: NumpyPolicy, step: int) -> None:
+        """Add a league's exploiter to the opponent pool."""
+        self.opponents.pool.add_exploiter(policy, step)
+
+    def record_results(self, results) -> None:
+        """Update the pool's loss-rate estimates (``OpponentPool.record_results``)."""
+        self.opponents.pool.record_results(results)
 
     def reset(self):
         """Deal every game afresh; the learners' observations."""
