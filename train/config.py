@@ -40,6 +40,8 @@ LR_SCHEDULES = ("constant", "linear")
 LEAGUE_STARTS = ("scratch", "main")
 TRAINERS = ("sb3", "rllib")  # rllib: rllib_selfplay.py, needs the [ray] extra
 MAX_THREADS = 256  # torch threads: far more than any machine's cores, far below what torch fails on (a million)
+DEVICES = ("auto", "cpu", "cuda")
+AUTO = "auto"  # a key whose default is AUTO may take an integer too
 SEED_LIMIT = 2**32  # numpy's legacy seeding, which SB3 uses, takes 32 bits
 
 
@@ -87,6 +89,8 @@ def convert(where: str, value, default):
             fail("a finite number")
         return value if math.isfinite(value) else fail("a finite number")
     if isinstance(default, str):
+        if default == AUTO and isinstance(value, int) and not isinstance(value, bool):
+            return value  # "auto" or a count (workers); a key that takes no count refuses it in check_config
         return value if isinstance(value, str) else fail("a string")
     if isinstance(default, list):
         if isinstance(value, (int, float, str)) and not isinstance(value, bool):
@@ -319,6 +323,11 @@ class TrainConfig:
     pipeline: bool = option("collect each rollout after the first on the other core (a forked process on Linux, "
                             "else a thread) during the PPO update before it (one update behind; needs env.vec_env "
                             "batched and update_threads 0)", False)
+    workers: str | int = option("the pipeline's rollout processes, each stepping its own env.n_envs / workers games "
+                          "(auto: the cores minus one for the update, at least 1; more than 1 needs pipeline, "
+                          "env.n_envs at least workers, and fork: Linux)", AUTO)
+    device: str = option("the PPO update's torch device: auto (cuda where torch finds one, else cpu) | cpu | cuda; "
+                         "the env and rollouts stay on the CPU", "auto")
     env: EnvConfig = option("the training games", factory=EnvConfig)
     pool: PoolConfig = option("the opponent pool", factory=PoolConfig)
     league: LeagueConfig = option("exploiters of the main agent in the pool", factory=LeagueConfig)
@@ -387,6 +396,19 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
     config.env.num_players = _player_counts(f"{source}: env.num_players", config.env.num_players)
     config.eval.num_players = _player_counts(f"{source}: eval.num_players", config.eval.num_players)
     choice("trainer", config.trainer, ("sb3",))
+    choice("device", config.device, DEVICES)
+    if config.workers != AUTO:
+        if isinstance(config.workers, str) or config.workers < 1:
+            raise ConfigError(f"{source}: workers must be auto or an integer >= 1, got {config.workers!r}")
+        if config.workers > MAX_THREADS:
+            raise ConfigError(f"{source}: workers must be auto or at most {MAX_THREADS} (this machine has "
+                              f"{os.cpu_count()} cores), got {config.workers!r}")
+        if config.workers > 1 and not config.pipeline:
+            raise ConfigError(f"{source}: workers {config.workers} needs pipeline: true (the rollout processes "
+                              "collect beside the update); use workers: 1 or auto without it")
+        if config.workers > config.env.n_envs:
+            raise ConfigError(f"{source}: workers ({config.workers}) must be at most env.n_envs "
+                              f"({config.env.n_envs}): each worker steps its own games")
     choice("env.observation_mode", config.env.observation_mode, MODES)
     choice("env.observation_encoding", config.env.observation_encoding, ENCODINGS)
     choice("env.reward_mode", config.env.reward_mode, REWARD_MODES)

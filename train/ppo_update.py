@@ -64,7 +64,7 @@ def mmd_terms(mmd, log_p: torch.Tensor, log_prob: torch.Tensor, entropy: torch.T
     if mmd.magnet is None:  # uniform over n legal actions: KL = log n - entropy, on the entropy already at hand
         to_magnet = masks.sum(dim=-1).log() - entropy
     else:
-        magnet_logits = torch.from_numpy(mmd.magnet.logits(observations.numpy()))
+        magnet_logits = torch.from_numpy(mmd.magnet.logits(observations.cpu().numpy())).to(log_p.device)
         to_magnet = magnet_kl(log_p, magnet_logits.masked_fill(~masks, MASKED).log_softmax(dim=-1), masks)
     return to_magnet.mean(), previous_kl(log_prob, old_log_prob).mean()
 

@@ -89,6 +89,7 @@ class RolloutPPO(MaskablePPO):
     pipeline = False  # the trainer sets it from the config's pipeline
     pipeline_in_process = True  # the pipeline's rollouts in a forked process where available (else a thread)
     mmd = None  # an mmd.MMD adds its terms to the update; the trainer sets it from the config's mmd section
+    workers = 1  # the pipeline's rollout processes, each stepping its own part of the games (the trainer sets it)
     _worker = None
     _unfinished = None  # (last observations, dones) of a rollout whose values and advantages are still to come
 
@@ -114,7 +115,7 @@ class RolloutPPO(MaskablePPO):
         callback.on_rollout_start()
         if prefetched is None:
             self.policy.set_training_mode(False)
-            if not self._collect(self.policy, env, rollout_buffer, n_rollout_steps,
+            if not self._collect(self._acting_policy(), env, rollout_buffer, n_rollout_steps,
                                  lambda infos, dones: self._on_step(env, callback, infos, dones)):
                 return False
         else:
@@ -125,6 +126,15 @@ class RolloutPPO(MaskablePPO):
             self._spare_buffer, self.rollout_buffer = self.rollout_buffer, buffer
         callback.on_rollout_end()
         return True
+
+    def _acting_policy(self):
+        """The policy that collects on the trainer's side: the policy itself on the CPU, else the behaviour copy
+        (always on the CPU, where the env's observations are) holding its weights."""
+        if self.device.type == "cpu":
+            return self.policy
+        behaviour = self._pipeline_parts()[0]
+        behaviour.load_state_dict(self.policy.state_dict())
+        return behaviour
 
     def _lean(self, env) -> bool:
         """Whether rollouts of ``env`` take the lean path (a SelfPlayVecEnv and MaskablePPO's own policy class or
@@ -200,8 +210,8 @@ class RolloutPPO(MaskablePPO):
         behaviour, buffer, generator = self._pipeline_parts()
         if self.pipeline_in_process and rollout_process.available():
             if self._worker is None:
-                self._worker = rollout_process.RolloutWorker(self, buffer)
-            self._worker.request({k: v.numpy().copy() for k, v in self.policy.state_dict().items()})
+                self._worker = rollout_process.RolloutWorker(self, buffer, self.workers)
+            self._worker.request({k: v.cpu().numpy().copy() for k, v in self.policy.state_dict().items()})
             # the critic of the rollout about to be trained on, here while the process collects the next:
             # the behaviour copy still holds the weights it was collected with
             if unfinished is not None:
@@ -245,7 +255,7 @@ class RolloutPPO(MaskablePPO):
     def _pipeline_parts(self):
         """(the behaviour policy's copy, the spare rollout buffer, the rollout thread's torch generator), made once."""
         if getattr(self, "_behaviour", None) is None:
-            self._behaviour = copy.deepcopy(self.policy)
+            self._behaviour = copy.deepcopy(self.policy).to("cpu")  # it acts on the env's observations
             self._behaviour.optimizer = None
             self._behaviour.set_training_mode(False)
             self._spare_buffer = copy.deepcopy(self.rollout_buffer)

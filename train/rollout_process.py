@@ -1,4 +1,4 @@
-"""The pipeline's rollouts collected in a forked process: ``RolloutPPO``'s second core without the GIL.
+"""The pipeline's rollouts collected in forked processes: ``RolloutPPO``'s other cores without the GIL.
 
 With ``pipeline: true`` each rollout after the first is collected while the PPO update before it trains
 (``RolloutPPO.train``). On a thread, both sides hold the GIL for their Python between compiled calls and each
@@ -12,6 +12,11 @@ the update reads the other. The run is the same as on a thread, weight for weigh
 - the behaviour weights go over a pipe with each request, and what the trainer's callbacks told its env's pool
   since the last request (``JOURNALLED``: snapshots, exploiters, PFSP's results) is told the worker's env first;
 - the steps' ``(infos, dones)`` come back with the rollout, for the callbacks on the trainer's side.
+
+With ``workers`` > 1 (more cores), each of the processes steps its own part of the games (``worker_parts``: its own
+env, seeded from the run's and its index, and its own torch generator) and writes its columns of the same shared
+buffers; the trainer joins their steps' infos, last observations and episode starts in column order. Each
+process's rollout is what the same part collects in a single process (tests/test_rollout_workers.py).
 
 The trainer's own env is not stepped meanwhile, so the worker's env is the run's: when the worker stops (at the
 end of ``learn``), the trainer's env is behind and its games are dealt afresh at the next ``learn``.
@@ -53,25 +58,32 @@ def available() -> bool:
 
 
 class RolloutWorker:
-    """A forked copy of a RolloutPPO that collects rollouts into shared memory on request."""
+    """Forked copies of a RolloutPPO that collect rollouts into shared memory on request: one process stepping
+    the trainer's env (``count`` 1), or ``count`` processes each stepping its own part of the games
+    (``worker_parts``) into its columns of the same shared buffers."""
 
-    def __init__(self, model, buffer):
+    def __init__(self, model, buffer, count: int = 1):
         # two sets of shared arrays shaped as a rollout's (reset: an update leaves the arrays flattened), made
-        # before the fork so that both sides map them
+        # before the forks so that every side maps them
         buffer.reset()
         self._shared = [{name: _shared_like(getattr(buffer, name)) for name in BUFFER_ARRAYS} for _ in range(2)]
         self._turn = 0
         self._busy = False  # a request not yet received
         self._journal: list[tuple] = []
         self._env = model.env
-        parent, child = multiprocessing.Pipe()
-        self._process = multiprocessing.get_context("fork").Process(
-            target=_serve, args=(model, child, parent, os.getpid(), self._shared), name="packetrow-rollout",
-            daemon=True)
-        self._process.start()
-        child.close()
-        self._conn = parent
-        # what the callbacks tell the env's pool reaches the worker's env before its next rollout
+        self._processes, self._conns = [], []
+        context = multiprocessing.get_context("fork")
+        for index in range(count):
+            parent, child = multiprocessing.Pipe()
+            self._conns.append(parent)
+            part = None if count == 1 else (index, part_columns(buffer.n_envs, index, count))
+            process = context.Process(target=_serve, args=(model, child, list(self._conns), os.getpid(),
+                                                           self._shared, part),
+                                      name="packetrow-rollout", daemon=True)
+            process.start()
+            child.close()
+            self._processes.append(process)
+        # what the callbacks tell the env's pool reaches the workers' envs before their next rollout
         for name in JOURNALLED:
             setattr(self._env, name, self._journalled(name, getattr(self._env, name)))
 
@@ -85,47 +97,80 @@ class RolloutWorker:
     def request(self, weights: dict) -> None:
         """Start collecting the next rollout with the behaviour ``weights`` (a policy's state_dict as numpy
         arrays: plain pickles, where tensors would go through torch's shared-memory files)."""
-        self._conn.send((self._journal, weights))
+        for conn in self._conns:
+            conn.send((self._journal, weights))
         self._journal = []
         self._busy = True
 
     def receive(self, buffer) -> tuple[list, np.ndarray, np.ndarray]:
         """Wait for the rollout and put it into ``buffer`` (as views of shared memory); its steps' (infos,
-        dones), the last observations and episode starts."""
-        try:
-            reply = self._conn.recv()
-        except EOFError:
-            code = self._process.exitcode
-            self.close()
-            raise RuntimeError(f"the rollout process ended unexpectedly (exit code {code})") from None
+        dones), the last observations and episode starts, each the workers' parts joined in column order."""
+        replies = []
+        for process, conn in zip(self._processes, self._conns):
+            try:
+                reply = conn.recv()
+            except EOFError:
+                code = process.exitcode
+                self.close()
+                raise RuntimeError(f"the rollout process ended unexpectedly (exit code {code})") from None
+            if reply[0] == "error":  # the other workers may still collect: close() does not wait for them
+                self.close()
+                raise reply[1]
+            replies.append(reply[1:])
         self._busy = False
-        if reply[0] == "error":
-            self.close()
-            raise reply[1]
         shared = self._shared[self._turn]
         self._turn = 1 - self._turn
         for name in BUFFER_ARRAYS:
             setattr(buffer, name, shared[name])
         buffer.pos, buffer.full, buffer.generator_ready = buffer.buffer_size, True, False
-        return reply[1:]
+        if len(replies) == 1:
+            return replies[0]
+        steps = [([info for infos, _ in step for info in infos], np.concatenate([dones for _, dones in step]))
+                 for step in zip(*(reply[0] for reply in replies))]
+        return (steps, *(np.concatenate([reply[k] for reply in replies]) for k in (1, 2)))
 
     def close(self) -> None:
-        """Stop the worker; the trainer's env takes its snapshots directly again."""
-        if self._process is None:
+        """Stop the workers; the trainer's env takes its snapshots directly again."""
+        if not self._processes:
             return
         for name in JOURNALLED:
             self._env.__dict__.pop(name, None)
-        if not self._busy:  # idle: it ends at the word; a rollout under way (Ctrl-C, an error) is not waited for
-            try:
-                self._conn.send(None)
-            except (BrokenPipeError, OSError):
-                pass
-            self._process.join(timeout=5)
-        if self._process.is_alive():
-            self._process.terminate()
-            self._process.join()
-        self._conn.close()
-        self._process = None
+        if not self._busy:  # idle: they end at the word; a rollout under way (Ctrl-C, an error) is not waited for
+            for conn in self._conns:
+                try:
+                    conn.send(None)
+                except (BrokenPipeError, OSError):
+                    pass
+            for process in self._processes:
+                process.join(timeout=5)
+        for process in self._processes:
+            if process.is_alive():
+                process.terminate()
+                process.join()
+        for conn in self._conns:
+            conn.close()
+        self._processes, self._conns = [], []
+
+
+def part_columns(num_envs: int, index: int, count: int) -> slice:
+    """The games (the rollout buffer's columns) of worker ``index`` of ``count``: ``num_envs // count`` each, the
+    last worker the remainder too."""
+    share = num_envs // count
+    return slice(index * share, num_envs if index == count - 1 else (index + 1) * share)
+
+
+def worker_parts(model, index: int, columns: slice):
+    """(env, rollout buffer, torch generator) of worker ``index`` whose games are the buffer's ``columns``: its
+    own SelfPlayVecEnv (``SelfPlayVecEnv.part``), an empty rollout buffer of its games and a generator seeded
+    from the rollout generator's seed and ``index``; the same in the worker and in a single process that
+    collects the parts one after another (tests/test_rollout_workers.py)."""
+    _, buffer, generator = model._pipeline_parts()
+    size = columns.stop - columns.start
+    env = model.env.part(index, size)
+    part_buffer = type(buffer)(buffer.buffer_size, buffer.observation_space, buffer.action_space, device="cpu",
+                               gae_lambda=buffer.gae_lambda, gamma=buffer.gamma, n_envs=size)
+    seed = np.random.SeedSequence([generator.initial_seed(), index]).generate_state(1, np.uint64)[0]
+    return env, part_buffer, torch.Generator().manual_seed(int(seed) >> 1)
 
 
 def _shared_like(array: np.ndarray) -> np.ndarray:
@@ -154,21 +199,29 @@ def die_with_parent(parent: int) -> bool:
     return True
 
 
-def _serve(model, conn, trainer_end, trainer: int, shared) -> None:
-    """The worker's loop: apply the journal, load the weights, collect into the next shared arrays,
-    hand the rollout over; it ends with the trainer (the module docstring)."""
-    trainer_end.close()  # the fork's copy of the trainer's end: with it open, the pipe never ends here
+def _serve(model, conn, trainer_ends, trainer: int, shared, part) -> None:
+    """The worker's loop: apply the journal, load the weights, collect into the next shared arrays
+    (``part``: (index, columns) of a worker with its own games, the arrays' columns; None: the trainer's env,
+    all of them), hand the rollout over; it ends with the trainer (the module docstring)."""
+    for end in trainer_ends:  # the fork's copies of the trainer's ends: with one open, its pipe never ends
+        end.close()
     die_with_parent(trainer)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle; it stops the worker
     torch.set_num_threads(1)
     behaviour, buffer, generator = model._pipeline_parts()
+    columns = slice(None)
+    if part is not None:
+        index, columns = part
+        model.env, buffer, generator = worker_parts(model, index, columns)
+        model._last_obs = model.env.reset()
+        model._last_episode_starts = np.ones(model.env.num_envs, dtype=bool)
     turn = 0
     reset = buffer.reset
 
     def reset_into_shared() -> None:  # the rollout is written where the trainer reads it: no copy
         reset()
         for name in BUFFER_ARRAYS:
-            setattr(buffer, name, shared[turn][name])
+            setattr(buffer, name, shared[turn][name][:, columns])
 
     buffer.reset = reset_into_shared
     while True:
@@ -180,7 +233,7 @@ def _serve(model, conn, trainer_end, trainer: int, shared) -> None:
             return
         journal, weights = request
         try:
-            for name, args in journal:
+            for name, args in journal:  # a worker's own env shares the pool of the env it was made from
                 getattr(model.env, name)(*args)
             behaviour.load_state_dict({name: torch.from_numpy(array) for name, array in weights.items()})
             steps = []

@@ -48,6 +48,7 @@ from .config import ConfigError, TrainConfig, check_config
 from .divergence import check_update
 from .evaluation import evaluate_model
 from .fast_tanh import FastTanh
+from .machine import rollout_workers, update_device
 from .mmd import mmd_of
 from .policy_export import import_policy
 from .pool import PFSP, OpponentPool
@@ -348,6 +349,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
             raise ConfigError(f"--resume {resume}: {TRUST_HINT}")
         if not resume.is_file():
             raise ConfigError(f"no checkpoint at {resume} (expected an SB3 .zip written by packetrow train)")
+    device = update_device(config.device)
     out = out_dir(config, out)
     prepare_out(out, fresh=resume is None, overwrite=overwrite)
     write_yaml(out / "config.yaml", config.to_dict())
@@ -364,14 +366,14 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
     try:
         if resume is None:
             model = algorithm(policy_class, vec_env, policy_kwargs=_policy_kwargs(config), tensorboard_log=tensorboard,
-                              seed=config.seed, device="cpu", verbose=config.log.verbose, **_ppo_kwargs(config))
+                              seed=config.seed, device=device, verbose=config.log.verbose, **_ppo_kwargs(config))
             model.packetrow_meta = model_metadata(config)
             if start is not None:
                 import_policy(model, start)
             add_snapshot(model, vec_env, out, config)  # the initial policy: snapshot sources have one from the start
         else:
             try:
-                model = algorithm.load(resume, env=vec_env, device="cpu", tensorboard_log=tensorboard,
+                model = algorithm.load(resume, env=vec_env, device=device, tensorboard_log=tensorboard,
                                        verbose=config.log.verbose, policy_kwargs=_policy_kwargs(config),
                                        **_ppo_kwargs(config))
             except Exception as error:  # SB3 raises assorted errors for files that are not matching checkpoints
@@ -397,6 +399,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
                 league.resume(vec_env, resume, model.num_timesteps)
         model.pipeline = config.pipeline
         model.mmd = mmd_of(config)
+        model.workers = rollout_workers(config)
         remaining = config.total_timesteps - model.num_timesteps
         if remaining <= 0:
             raise ConfigError(f"the checkpoint has already trained {model.num_timesteps} steps and total_timesteps is "

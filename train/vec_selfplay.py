@@ -83,6 +83,7 @@ class SelfPlayVecEnv(VecEnv):
         self._args = dict(num_players=num_players, observation_mode=observation_mode, reward_mode=reward_mode,
                           cards=cards, observation_encoding=observation_encoding)
         self._seed = seed
+        self._compiled = compiled_opponents
         self.games = None
         self._actions = None
         self._lengths = np.zeros(num_envs, np.int64)
@@ -104,6 +105,14 @@ class SelfPlayVecEnv(VecEnv):
     def record_results(self, results) -> None:
         """Update the pool's loss-rate estimates (``OpponentPool.record_results``)."""
         self.opponents.pool.record_results(results)
+
+    def part(self, index: int, num_envs: int) -> SelfPlayVecEnv:
+        """A rollout worker's own games: a SelfPlayVecEnv of ``num_envs`` slots with this env's settings and
+        its pool object, seeded from this env's seed and the worker's ``index`` (unseeded if this env is); its
+        games are dealt at its reset."""
+        seed = None if self._seed is None else int(np.random.SeedSequence([self._seed, index]).generate_state(1)[0])
+        return SelfPlayVecEnv(num_envs, self.opponents.pool, seed=seed, compiled_opponents=self._compiled,
+                              **self._args)
 
     def reset(self):
         """Deal every game afresh; the learners' observations."""

@@ -1,0 +1,44 @@
+"""What a training run uses of the machine: the rollout workers' count and the PPO update's torch device.
+
+``workers: auto`` is the machine's cores minus one (the update's), at least one; ``device: auto`` is CUDA where
+torch finds a CUDA device, else the CPU. Nothing needs a GPU: the env, the rollouts and the exported policies stay
+on the CPU, and only the update runs on ``device``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from .config import ConfigError
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system says, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this system (macOS, Windows)
+        return os.cpu_count() or 1
+
+
+def rollout_workers(config) -> int:
+    """The rollout processes of a checked TrainConfig: its ``workers``, where "auto" is the usable cores minus
+    one, at least 1 and at most ``env.n_envs``; 1 without the pipeline (its one collector is the trainer)."""
+    if not config.pipeline:
+        return 1
+    if config.workers == "auto":
+        return max(1, min(usable_cores() - 1, config.env.n_envs))
+    return config.workers
+
+
+def update_device(device: str) -> torch.device:
+    """The torch device of the PPO update for the config's ``device`` (auto | cpu | cuda); ConfigError for cuda
+    where torch finds none, before anything is written."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        built = "built without CUDA" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}"
+        raise ConfigError(f"device 'cuda': torch {torch.__version__} ({built}) finds no CUDA device on this "
+                          "machine; use device: cpu, or auto (CUDA where there is one, else the CPU)")
+    return torch.device(device)
