@@ -82,8 +82,8 @@ class LeanRolloutBuffer(MaskableRolloutBuffer):
 class RolloutPPO(MaskablePPO):
     """MaskablePPO whose rollouts of a SelfPlayVecEnv take the lean path of the module docstring, and whose
     updates use the LeanMaskablePolicy and LeanRolloutBuffer; with ``pipeline`` set, each rollout after the
-    first is collected on the other core (a forked process or a thread) while the update before it runs (one
-    update behind: see ``train``)."""
+    first is collected on the other cores (``workers`` forked processes, or a thread) while the update before it
+    runs (one update behind: see ``train``). The update runs on the model's device; rollouts always act on the CPU."""
 
     policy_aliases = {**MaskablePPO.policy_aliases, "MlpPolicy": LeanMaskablePolicy}
     pipeline = False  # the trainer sets it from the config's pipeline
@@ -195,8 +195,9 @@ class RolloutPPO(MaskablePPO):
 
         With ``pipeline``, the next rollout is collected meanwhile on the other core, acting with a copy of the
         weights before this update (so the update after it trains on data one update old: PPO's ratio is taken
-        against the log-probabilities stored with the data, as in asynchronous PPO): in a forked process where
-        ``rollout_process.available()`` (and ``pipeline_in_process``), else on a second thread (the env, numba's
+        against the log-probabilities stored with the data, as in asynchronous PPO): in ``workers`` forked processes
+        where ``rollout_process.available()`` (and ``pipeline_in_process``), each stepping its own part of the
+        games from the second rollout on when there are several, else on a second thread (the env, numba's
         kernels and torch's operators release the GIL for their compiled parts). Its steps' callbacks run when
         ``collect_rollouts`` hands it over, here. Runs stay reproducible, and the same either way: the rollout
         draws from its own torch generator, and the update draws its minibatches from numpy's."""
