@@ -323,9 +323,10 @@ class TrainConfig:
     pipeline: bool = option("collect each rollout after the first on the other core (a forked process on Linux, "
                             "else a thread) during the PPO update before it (one update behind; needs env.vec_env "
                             "batched and update_threads 0)", False)
-    workers: str | int = option("the pipeline's rollout processes, each stepping its own env.n_envs / workers games "
-                          "(auto: the cores minus one for the update, at least 1; more than 1 needs pipeline, "
-                          "env.n_envs at least workers, and fork: Linux)", AUTO)
+    workers: str | int = option("the pipeline's rollout processes, each stepping its own env.n_envs / workers "
+                                "games (auto: the cores minus one for the update, at least 1; more than 1 needs "
+                                "pipeline and env.n_envs at least workers, and runs in processes only where "
+                                "there is fork: Linux; elsewhere the pipeline's one thread collects)", AUTO)
     device: str = option("the PPO update's torch device: auto (cuda where torch finds one, else cpu) | cpu | cuda; "
                          "the env and rollouts stay on the CPU", "auto")
     env: EnvConfig = option("the training games", factory=EnvConfig)
