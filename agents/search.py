@@ -18,8 +18,13 @@ one of the policy's shape, mode and encoding moves in the same compiled call as 
 determinisations repeat until the budget is spent: ``seconds_per_move`` (time; a wave started is finished) or
 ``rollouts`` (work: rollouts per decision, all candidates counted). The choice is the candidate with the best
 mean reward if its gain over the policy's favourite, paired by deal, exceeds ``threshold`` and two standard errors
-of it (SPARTA's deviation rule: the search leaves the policy only where the rollouts say clearly that it pays);
-else the favourite.
+of it (SPARTA's deviation rule, ``update="sparta"``, the default: the search leaves the policy only where the
+rollouts say clearly that it pays); else the favourite. With ``update="mmd"`` the rewards instead move the
+policy's distribution over the candidates by one magnetic mirror-descent step (``mirror_descent``: step ``eta``,
+magnet weight ``alpha``, ``magnet`` uniform over the candidates or the policy) on the candidates' paired
+advantages over the favourite, each shrunk by its standard error, and the agent plays that distribution's most
+likely candidate (``act="argmax"``, the default) or a draw from it (``act="sample"``). Neither rule needs a model
+of the opponent: with the default ``opponents="policy"`` every seat of the rollouts is the policy itself.
 
 With ``value`` (a value network: ``export_value``'s, ``ppo`` for the shipped policy's) a rollout stops when the
 searching seat is to move after ``depth`` moves of its own, and the network's estimate of the seat's VP margin
@@ -48,11 +53,17 @@ from packetrow_env.vector import VectorGame
 
 from .base import Agent
 from .ismcts import TERMINAL_MARGIN_WEIGHT
+from .mirror_descent import advantages, check_step, mirror_descent_policy
 from .policy import SHIPPED_VALUE, NumpyPolicy, PolicyAgent, action_model, load_policy, policy_input
 from .policy_batch import same_architecture, stack_of
 
 BELIEFS = ("uniform", "posterior")  # how the hidden starting contracts are dealt
 OPPONENT_MODELS = ("policy", "heuristic")  # who plays the other seats in the rollouts
+UPDATES = ("sparta", "mmd")  # how the rollouts' rewards pick the action
+MAGNETS = ("uniform", "policy")  # the mirror-descent update's magnet, over the candidates
+ACTING = ("argmax", "sample")  # how the mirror-descent update's policy picks the action
+DEFAULT_ETA = 30.0  # the mirror-descent step, for rewards in [-1, 1] (docs/agents.md: how it was chosen)
+DEFAULT_ALPHA = 0.1  # the magnet's weight
 DEFAULT_ROLLOUTS = 256  # per decision, when no budget is given
 MARGIN_SCALE = 5.0  # VP, as ismcts.terminal_rewards
 
@@ -63,7 +74,8 @@ class SearchAgent(Agent):
     def __init__(self, seed: int = 0, policy="ppo", seconds_per_move: float | None = None,
                  rollouts: int | None = None, determinizations: int = 16, candidates: int = 4,
                  belief: str = "uniform", threshold: float = 0.05, opponents: str = "policy", value=None,
-                 depth: int = 0):
+                 depth: int = 0, update: str = "sparta", eta: float | None = None, alpha: float | None = None,
+                 magnet: str | None = None, act: str | None = None):
         if seconds_per_move is not None and rollouts is not None:
             raise ValueError("give one budget: rollouts or seconds_per_move, not both "
                              f"(got rollouts={rollouts!r}, seconds_per_move={seconds_per_move!r})")
@@ -85,6 +97,7 @@ class SearchAgent(Agent):
             raise ValueError(f"belief must be one of {', '.join(BELIEFS)}, got {belief!r}")
         if seconds_per_move is None and rollouts is None:
             rollouts = DEFAULT_ROLLOUTS
+        self.update, self.eta, self.alpha, self.magnet, self.act_by = _update_options(update, eta, alpha, magnet, act)
         self.player = _policy_agent(policy)
         if self.player.policy.num_actions < PAY + MAX_PAYMENT_OPTIONS:
             raise ValueError(f"the policy has {self.player.policy.num_actions} outputs, no pay actions (an env v0 "
@@ -145,12 +158,32 @@ class SearchAgent(Agent):
                     or (deadline is not None and time.perf_counter() >= deadline):
                 break
         self.last_rollouts = done
-        return int(candidates[self.choose(np.concatenate(waves))])
+        rewards = np.concatenate(waves)
+        if self.update == "mmd":
+            return int(candidates[self.choose_by_mirror_descent(rewards, prior[candidates])])
+        return int(candidates[self.choose(rewards)])
+
+    def mirror_descent(self, rewards: np.ndarray, prior: np.ndarray) -> np.ndarray:
+        """float[C]: the mirror-descent update (``mirror_descent.mirror_descent_policy``, step ``eta``, magnet
+        weight ``alpha``) of the policy's probabilities ``prior`` (float[C]) of the candidates, renormalised over
+        them, by the shrunk paired advantages of the rewards float[deals, C] (``mirror_descent.advantages``;
+        candidate 0: the policy's favourite); the magnet is uniform over the candidates or the policy itself."""
+        policy = np.asarray(prior, np.float64) / np.sum(prior)
+        magnet = policy if self.magnet == "policy" else None
+        return mirror_descent_policy(policy, advantages(rewards), self.eta, self.alpha, magnet)
+
+    def choose_by_mirror_descent(self, rewards: np.ndarray, prior: np.ndarray) -> int:
+        """The index of the chosen candidate under ``update="mmd"``: the most likely under ``mirror_descent``
+        (ties: the policy's order) with ``act="argmax"``, a draw from it with ``act="sample"``."""
+        updated = self.mirror_descent(rewards, prior)
+        if self.act_by == "sample":
+            return int(self._rng.choice(len(updated), p=updated))
+        return int(np.argmax(updated))
 
     def choose(self, rewards: np.ndarray) -> int:
-        """The index of the chosen candidate from the rewards float[deals, candidates] (candidate 0: the policy's
-        favourite): the best mean where its gain over the favourite, paired by deal, exceeds ``threshold`` and two
-        standard errors of that gain; else the favourite."""
+        """The index of the chosen candidate under ``update="sparta"`` from the rewards float[deals, candidates]
+        (candidate 0: the policy's favourite): the best mean where its gain over the favourite, paired by deal,
+        exceeds ``threshold`` and two standard errors of that gain; else the favourite."""
         means = rewards.mean(axis=0)
         best = max(range(len(means)), key=lambda j: (means[j], -j))  # ties: the policy's order
         if best == 0:
@@ -249,6 +282,27 @@ def seat_rewards(games: VectorGame, seat: int) -> np.ndarray:
     others[:, seat] = False
     margin = (np.tanh((vp[:, [seat]] - vp) / MARGIN_SCALE) * others).sum(axis=1) / (n - 1)
     return (1 - TERMINAL_MARGIN_WEIGHT) * rank + TERMINAL_MARGIN_WEIGHT * margin
+
+
+def _update_options(update, eta, alpha, magnet, act) -> tuple:
+    """(update, eta, alpha, magnet, act) checked, with the mirror-descent defaults filled in for ``update="mmd"``;
+    a ValueError for a value not allowed, or a mirror-descent option given to SPARTA's rule."""
+    if update not in UPDATES:
+        raise ValueError(f"update must be one of {', '.join(UPDATES)}, got {update!r}")
+    given = {key: v for key, v in (("eta", eta), ("alpha", alpha), ("magnet", magnet), ("act", act)) if v is not None}
+    if update == "sparta":
+        if given:
+            raise ValueError(f"{', '.join(given)} set the mirror-descent update: give update=mmd with them (SPARTA's "
+                             "rule, the default update, reads threshold)")
+        return update, None, None, None, None
+    magnet = MAGNETS[0] if magnet is None else magnet
+    act = ACTING[0] if act is None else act
+    if magnet not in MAGNETS:
+        raise ValueError(f"magnet must be one of {', '.join(MAGNETS)}, got {magnet!r}")
+    if act not in ACTING:
+        raise ValueError(f"act must be one of {', '.join(ACTING)}, got {act!r}")
+    return (update, check_step("eta", DEFAULT_ETA if eta is None else eta),
+            check_step("alpha", DEFAULT_ALPHA if alpha is None else alpha), magnet, act)
 
 
 def _opponent_model(opponents, player: PolicyAgent):

@@ -10,7 +10,7 @@ from packetrow_agents.ismcts import terminal_rewards
 from packetrow_agents.policy import SHIPPED_MODEL, NumpyPolicy, PolicyAgent, action_model
 from packetrow_agents.policy_batch import stack_of
 from packetrow_agents.registry import make_agent
-from packetrow_agents.search import SearchAgent, seat_rewards
+from packetrow_agents.search import DEFAULT_ALPHA, DEFAULT_ETA, SearchAgent, seat_rewards
 from packetrow_env.belief import starting_contract_posterior
 from packetrow_env.engine import Game
 from packetrow_env.seat_view import SeatView
@@ -43,7 +43,8 @@ def test_plays_only_legal_actions(n, moves):
 
 
 @pytest.mark.parametrize("n, options", [(2, {}), (3, {}), (3, {"opponents": "heuristic"}), (2, {"value": "ppo"}),
-                                        (3, {"value": "ppo", "depth": 2}), (2, {"opponents": str(ISMCTS_IMITATION)})])
+                                        (3, {"value": "ppo", "depth": 2}), (2, {"opponents": str(ISMCTS_IMITATION)}),
+                                        (2, {"update": "mmd"}), (3, {"update": "mmd", "act": "sample", "eta": 5})])
 def test_hidden_twins_get_the_same_action(n, options):
     """No cheating (R-INFO-2): what the acting seat cannot know never changes the action for a seed."""
     rng = np.random.default_rng(n)
@@ -137,6 +138,36 @@ def test_the_search_leaves_the_policy_only_for_a_clear_paired_gain():
     assert agent.choose(np.array([[0.0, 1.0]])) == 0
     # the favourite is best: kept
     assert agent.choose(np.array([[1.0, 0.0], [1.0, -1.0]])) == 0
+
+
+def test_the_mirror_descent_update_of_the_candidates():
+    """update=mmd: the policy over the candidates (renormalised) moved by the shrunk paired advantages; eta = 0
+    keeps the policy's favourite, a large eta takes the best mean, and the magnet is the uniform or the policy."""
+    rewards = np.array([[0.0, 0.5, -1.0], [1.0, 1.5, 0.0], [-1.0, -0.5, -1.0]])  # candidate 1 gains 0.5 every deal
+    prior = np.array([0.5, 0.2, 0.1])  # the policy's probabilities of the candidates; 0.2 elsewhere
+    policy = prior / prior.sum()
+    agent = SearchAgent(update="mmd", eta=2.0, alpha=0.5)
+    # candidate 2's gains -1, -1, 0: mean -2/3, squared standard error 1/9, shrunk by (4/9) / (4/9 + 1/9)
+    q = np.array([0.0, 0.5, -2 / 3 * 0.8])
+    power = 1 / (1 + 0.5 * 2.0)
+    expected = (policy * (1 / 3) ** 1.0 * np.exp(2.0 * q)) ** power
+    np.testing.assert_allclose(agent.mirror_descent(rewards, prior), expected / expected.sum(), rtol=1e-12)
+    by_policy = policy * np.exp(2.0 * q * power)  # rho = pi: pi^(1/2) * pi^(1/2) * exp(eta * q / 2)
+    np.testing.assert_allclose(SearchAgent(update="mmd", eta=2.0, alpha=0.5, magnet="policy").mirror_descent(
+        rewards, prior), by_policy / by_policy.sum(), rtol=1e-12)
+    assert SearchAgent(update="mmd", eta=0.0).choose_by_mirror_descent(rewards, prior) == 0
+    assert SearchAgent(update="mmd", eta=100.0).choose_by_mirror_descent(rewards, prior) == 1
+    assert SearchAgent(update="mmd", eta=1.0).choose_by_mirror_descent(rewards, prior) == 0  # 0.5 < log 2.5
+    # one deal: no standard error, so nothing moves the policy however large eta is
+    assert SearchAgent(update="mmd", eta=1e6).choose_by_mirror_descent(rewards[:1], prior) == 0
+
+
+def test_sampled_mirror_descent_follows_the_updated_policy():
+    rewards = np.array([[0.0, 0.5], [1.0, 1.5], [-1.0, -0.5]])
+    agent = SearchAgent(seed=0, update="mmd", eta=2.0, alpha=0.0, act="sample")
+    updated = agent.mirror_descent(rewards, np.array([0.5, 0.5]))
+    picks = [agent.choose_by_mirror_descent(rewards, np.array([0.5, 0.5])) for _ in range(2000)]
+    assert abs(np.mean(picks) - updated[1]) < 0.04  # e / (1 + e) = 0.73, within four standard errors
 
 
 def test_a_heuristic_opponent_model_plays_every_other_seat_in_the_rollouts(monkeypatch):
@@ -248,6 +279,27 @@ def test_registry_builds_it_from_a_spec():
     agent = make_agent("search:policy=ppo,seconds=0.5,candidates=2", seed=4)
     assert isinstance(agent, SearchAgent)
     assert agent.seconds_per_move == 0.5 and agent.candidates == 2 and agent.rollouts is None
+    assert agent.update == "sparta" and agent.eta is None
+    agent = make_agent("search:rollouts=64,update=mmd,eta=12.5,alpha=0,magnet=policy,act=sample", seed=4)
+    assert (agent.update, agent.eta, agent.alpha, agent.magnet, agent.act_by) == ("mmd", 12.5, 0.0, "policy", "sample")
+    agent = make_agent("search:update=mmd", seed=4)
+    assert (agent.eta, agent.alpha, agent.magnet, agent.act_by) == (DEFAULT_ETA, DEFAULT_ALPHA, "uniform", "argmax")
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("search:update=mirror", "update must be one of sparta, mmd, got 'mirror'"),
+    ("search:update=mmd,eta=-1", "eta must be a non-negative finite number, got -1"),
+    ("search:update=mmd,eta=fast", "eta must be a non-negative finite number, got 'fast'"),
+    ("search:update=mmd,alpha=inf", "alpha must be a non-negative finite number, got inf"),
+    ("search:update=mmd,magnet=heuristic", "magnet must be one of uniform, policy"),
+    ("search:update=mmd,act=max", "act must be one of argmax, sample"),
+    ("search:eta=10", "eta set the mirror-descent update: give update=mmd"),
+    ("search:magnet=policy,act=sample", "magnet, act set the mirror-descent update"),
+    ("search:update=mmd,beta=1", "unknown option 'beta' for agent 'search'.*update, eta, alpha, magnet, act"),
+])
+def test_bad_mirror_descent_specs_raise_clear_errors(spec, words):
+    with pytest.raises(ValueError, match=words):
+        make_agent(spec)
 
 
 @pytest.mark.parametrize("options, words", [
