@@ -128,3 +128,13 @@ def test_workers_and_device_are_checked(tmp_path):
                                           "cpu, or auto"):
         train(config_from_dict(tiny(device="cuda")), out=tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+def test_without_fork_the_pipeline_collects_on_one_thread_and_an_asked_count_says_so(monkeypatch, capsys):
+    """Where processes cannot be forked (macOS, Windows: ``rollout_process.available`` is False there), auto is one
+    collector quietly and a count above one says on stderr that it is not used."""
+    monkeypatch.setattr(rollout_process, "available", lambda: False)
+    assert rollout_workers(config_from_dict(tiny(pipeline=True))) == 1
+    assert capsys.readouterr().err == ""
+    assert rollout_workers(config_from_dict(tiny(pipeline=True, workers=2))) == 1
+    assert "workers: 2 asked, but rollout processes need fork (Linux) here" in capsys.readouterr().err

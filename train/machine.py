@@ -8,9 +8,11 @@ on the CPU, and only the update runs on ``device``.
 from __future__ import annotations
 
 import os
+import sys
 
 import torch
 
+from . import rollout_process
 from .config import ConfigError
 
 
@@ -24,8 +26,14 @@ def usable_cores() -> int:
 
 def rollout_workers(config) -> int:
     """The rollout processes of a checked TrainConfig: its ``workers``, where "auto" is the usable cores minus
-    one, at least 1 and at most ``env.n_envs``; 1 without the pipeline (its one collector is the trainer)."""
+    one, at least 1 and at most ``env.n_envs``; 1 without the pipeline (its one collector is the trainer) and
+    where processes cannot be forked (a count above 1 then says so on stderr)."""
     if not config.pipeline:
+        return 1
+    if not rollout_process.available():  # no fork: the pipeline's one thread collects (rollout_process.available)
+        if config.workers != "auto" and config.workers > 1:
+            print(f"(workers: {config.workers} asked, but rollout processes need fork (Linux) here: the pipeline "
+                  "collects on one thread)", file=sys.stderr)
         return 1
     if config.workers == "auto":
         return max(1, min(usable_cores() - 1, config.env.n_envs))
