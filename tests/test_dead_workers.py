@@ -199,7 +199,7 @@ def test_exits_are_named():
     assert describe_exit(3) == "exit status 3" and describe_exit(None) == "its exit status unknown"
 
 
-@pytest.mark.parametrize("command, target", [("train", "packetrow_train.selfplay.train"),
+@pytest.mark.parametrize("command, target", [("train", "packetrow_train.league.train"),
                                              ("exploit", "packetrow_train.exploit.exploit")])
 def test_train_and_exploit_end_with_one_line_when_a_worker_dies(command, target, monkeypatch, capsys):
     def dies(*args, **kwargs):

@@ -96,7 +96,7 @@ def test_snapshots_join_the_pool_and_play_as_opponents():
     from sb3_contrib import MaskablePPO
 
     env = make_env(mixture={"latest": 1.0})
-    with pytest.raises(RuntimeError, match="no snapshot yet"):
+    with pytest.raises(RuntimeError, match="no snapshot or exploiter yet"):
         env.reset()
     from packetrow_train.vec_selfplay import SelfPlayVecEnv
 
