@@ -12,7 +12,7 @@ by alpha. Adding a constant to Q leaves pi' unchanged, so Q may be any baseline'
 
 Q comes from the rollouts (``advantages``): each candidate's mean reward gain over the policy's favourite, paired
 by determinisation, shrunk towards 0 by the factor d^2 / (d^2 + s^2), where d is the mean gain and s its standard
-error (the posterior mean of a normal gain under a normal prior of scale |d|): a gain of one standard error
+error (the posterior mean of a normal gain under a normal prior of scale ``abs(d)``): a gain of one standard error
 counts half, one far inside its noise almost nothing, and one from a single deal (no standard error) nothing.
 Noise therefore moves the policy little, and more rollouts let the same gain move it more.
 """
