@@ -37,7 +37,7 @@ from .exploit_curves import CurveError, curve_cell, load_curves
 from packetrow_agents.registry import split_specs
 from packetrow_env import __version__
 from packetrow_env.memory import check_fits
-from packetrow_env.user_files import check_output_folder, read_text
+from packetrow_env.user_files import check_output_folder, read_versioned_json
 
 from .tournament import (RecordLog, TournamentError, game_seeds, make_entries, model_hashes, play_games, positive_int,
                          report_dead_worker)
@@ -433,15 +433,8 @@ def load_reference(path, num_players: int | None = None) -> dict:
     path = Path(path)
     if not path.is_file():
         raise LadderError(f"{path}: no reference ladder there; build one with 'packetrow ladder --build --out DIR'")
-    try:
-        data = json.loads(read_text(path, LadderError, "a reference ladder, the ladder-Np.json of ladder --build"))
-    except json.JSONDecodeError as error:
-        raise LadderError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
-    if not isinstance(data, dict) or data.get("format") != LADDER_FORMAT:
-        raise LadderError(f"{path}: not a {LADDER_FORMAT} file")
-    if data.get("version") != LADDER_VERSION:
-        raise LadderError(f"{path}: ladder format version {data.get('version')!r}; this packetrow reads "
-                          f"version {LADDER_VERSION}")
+    data = read_versioned_json(path, LadderError, "a reference ladder, the ladder-Np.json of ladder --build",
+                               LADDER_FORMAT, LADDER_VERSION, "ladder")
     if data.get("catalogue") != game_records.catalogue_hash():
         raise LadderError(f"{path}: catalogue hash {data.get('catalogue')!r} does not match this packetrow's "
                           f"catalogue {game_records.catalogue_hash()}")

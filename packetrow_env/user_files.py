@@ -9,6 +9,7 @@ output here at start-up, before anything runs or is created, so that a run is no
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -20,6 +21,22 @@ def read_text(path, error: type[ValueError], expected: str) -> str:
     if there is no such file, it cannot be read, or it is not UTF-8 text."""
     with _reading(path, error, expected) as handle:
         return handle.read()
+
+
+def read_versioned_json(path, error: type[ValueError], expected: str, file_format: str, version: int,
+                        kind: str) -> dict:
+    """The JSON object in the file ``path`` whose ``format`` is ``file_format`` and ``version`` is ``version``;
+    ``read_text``'s errors, and ``error`` naming the path where it is not JSON, not that format or another version
+    (``kind`` names the format in that message, e.g. "ladder")."""
+    try:
+        data = json.loads(read_text(path, error, expected))
+    except json.JSONDecodeError as problem:
+        raise error(f"{path}, line {problem.lineno}: not JSON ({problem.msg})") from None
+    if not isinstance(data, dict) or data.get("format") != file_format:
+        raise error(f"{path}: not a {file_format} file ({expected})")
+    if data.get("version") != version:
+        raise error(f"{path}: {kind} format version {data.get('version')!r}; this packetrow reads version {version}")
+    return data
 
 
 def text_lines(path, error: type[ValueError], expected: str) -> Iterator[str]:
