@@ -96,6 +96,17 @@ def _activation_name(module) -> str | None:
     return "tanh" if isinstance(module, torch.nn.Tanh) else "relu" if isinstance(module, torch.nn.ReLU) else None
 
 
+def network_of(policy: NumpyPolicy) -> dict:
+    """The config keys of a learner whose network ``import_policy`` can fill with ``policy``: its observation
+    (``env.observation_mode``, ``env.observation_encoding``) and network (``ppo.net_arch``, ``ppo.extractor_layer``,
+    ``ppo.activation``), as {"section.key": value}."""
+    widths = [w.shape[1] for w in policy.weights]
+    # a compact policy's first layer is the extractor's (the same function as a first net_arch layer, cheaper)
+    extractor_layer = widths.pop(0) if policy.embedding is not None and widths else 0
+    return {"env.observation_mode": policy.observation_mode, "env.observation_encoding": policy.observation_encoding,
+            "ppo.net_arch": widths, "ppo.extractor_layer": extractor_layer, "ppo.activation": policy.activation}
+
+
 def import_policy(model, policy: NumpyPolicy, value_features: bool = True) -> None:
     """Copy a NumpyPolicy's weights into a MaskablePPO model's policy network (the inverse of ``export_policy``).
 

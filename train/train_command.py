@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import sys
 
+from packetrow_agents.policy import ModelFormatError, ModelNotFoundError, NumpyPolicy, load_policy
 from packetrow_arena.ray_cluster import RayUnavailableError
 from packetrow_arena.worker_pool import WorkerDied
 from . import league, rllib_selfplay
-from .config import TRAINERS, ConfigError, check_choice, check_config, config_from_dict, read_config
+from .config import (TRAINERS, ConfigError, TrainConfig, check_choice, check_config, config_from_dict,
+                     read_config)
 from .divergence import TrainingDivergedError
 from .evaluation import format_evaluation
+from .policy_export import network_of
 from .run_dir import environment_versions, latest_checkpoint, out_dir
 
 INTERRUPTED = 130  # the exit status of a run ended by Ctrl-C (128 + SIGINT, as a shell reports it)
@@ -38,12 +41,13 @@ def _train_config(args) -> int:
         if args.total_timesteps is not None:
             config.total_timesteps = args.total_timesteps
             check_config(config, args.config)
+        start = start_policy(args.start, config)
     except ConfigError as error:
         args.parser.error(str(error))
     try:
         result = league.train(config, out=args.out, resume=args.resume,
                               progress_bar=False if args.no_progress else None, overwrite=args.overwrite,
-                              trust_checkpoint=args.trust_checkpoint)
+                              trust_checkpoint=args.trust_checkpoint, start=start)
     except (TrainingDivergedError, WorkerDied) as error:  # not usage errors: the config was read, the run went wrong
         print(f"packetrow train: error: {error}", file=sys.stderr)
         return 1
@@ -77,12 +81,30 @@ def _train_config(args) -> int:
     return 0
 
 
+def start_policy(start: str | None, config: TrainConfig) -> NumpyPolicy | None:
+    """The policy export ``--start`` names (``ppo``: the shipped policy), checked against ``config`` before anything
+    is written: the run's learner must have the policy's observation and network (``network_of``)."""
+    if start is None:
+        return None
+    try:
+        policy = load_policy(None if start == "ppo" else start)
+    except (ModelFormatError, ModelNotFoundError) as error:
+        raise ConfigError(f"--start: {error}") from None
+    differ = {key: value for key, value in network_of(policy).items()
+              if getattr(getattr(config, key.split(".")[0]), key.split(".")[1]) != value}
+    if differ:
+        raise ConfigError(f"--start {start}: the config's learner differs from the policy's; set "
+                          + ", ".join(f"{key}: {value}" for key, value in differ.items())
+                          + " in the config to start from it")
+    return policy
+
+
 def _train_rllib(args, data: dict) -> int:
     try:
         config = rllib_selfplay.config_from_dict(data, str(args.config))
-        if args.resume or args.total_timesteps is not None:
-            raise ConfigError("--resume and --total-timesteps apply to SB3 configs; an RLlib run's length is "
-                              "ppo.iterations")
+        if args.resume or args.start or args.total_timesteps is not None:
+            raise ConfigError("--resume, --start and --total-timesteps apply to SB3 configs; an RLlib run starts "
+                              "afresh and its length is ppo.iterations")
         result = rllib_selfplay.train(config, out=args.out, ray_address=args.ray, progress=not args.no_progress,
                                       overwrite=args.overwrite)
     except (ConfigError, RayUnavailableError) as error:
@@ -110,6 +132,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--resume", metavar="CHECKPOINT",
                         help="continue from an SB3 checkpoint (.zip) your own run wrote; the step count continues "
                              "up to total_timesteps. Needs --trust-checkpoint")
+    parser.add_argument("--start", metavar="POLICY",
+                        help="start a fresh run from a policy export (.npz) or 'ppo' (the shipped policy): its weights "
+                             "for the learner's policy and the value network's hidden layers; the config must give "
+                             "the policy's observation and network. Not with --resume")
     parser.add_argument("--trust-checkpoint", action="store_true",
                         help="confirm the --resume checkpoint is your own: loading an SB3 checkpoint unpickles it, "
                              "which runs any code a crafted file carries")
