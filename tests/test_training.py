@@ -328,7 +328,8 @@ def test_policy_agent_errors_say_what_to_do(tmp_path, monkeypatch):
 
 
 # --------------------------------------------------------------------------- config validation
-@pytest.mark.parametrize("name", ["quick", "selfplay_2p", "selfplay_4p", "selfplay_mixed", "pfsp", "league"])
+@pytest.mark.parametrize("name", ["quick", "selfplay_2p", "selfplay_4p", "selfplay_mixed", "pfsp", "league",
+                                  "ppo_packetrow_robust"])
 def test_shipped_configs_load(name):
     config = load_config(CONFIGS / f"{name}.yaml")
     assert config.name == name and config.total_timesteps > 0
@@ -349,6 +350,8 @@ def test_shipped_rllib_configs_load_without_ray(name):
     ({"ppo": {"lr": 0.1}}, r"unknown key ppo.lr; allowed keys in ppo: learning_rate, lr_schedule, n_steps"),
     ({"pool": {"mixture": {"newest": 1.0}}}, r"pool.mixture: unknown opponent source 'newest'"),
     ({"pool": {"mixture": {"random": 0}}}, r"weights sum to 0"),
+    ({"pool": {"mixture": {"ppo:path=nowhere/model.npz": 1.0}}},
+     r"pool.mixture: opponent source 'ppo:path=nowhere/model.npz': no model file at nowhere/model.npz"),
     ({"env": {"num_players": [2, 6]}}, r"env.num_players must be a player count 2-5"),
     ({"env": {"vec_env": "threads"}}, r"env.vec_env must be one of batched, dummy, subproc"),
     ({"ppo": {"lr_schedule": "cosine"}}, r"ppo.lr_schedule must be one of constant, linear"),

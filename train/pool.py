@@ -31,11 +31,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from packetrow_agents.policy import NumpyPolicy, PolicyAgent
-from packetrow_agents.registry import make_agent, parse_spec
+from packetrow_agents.registry import make_agent, model_paths, parse_spec
 
 SNAPSHOT_SOURCES = ("latest", "uniform", "recent", "pfsp")
 EXPLOITERS = "exploiters"
@@ -92,10 +93,14 @@ def check_mixture(mixture: Mapping[str, float]) -> dict[str, float]:
         source = str(source).strip()
         if source not in POLICY_SOURCES:
             try:
-                parse_spec(source)
+                name, options = parse_spec(source)
             except ValueError as error:
                 raise ValueError(f"unknown opponent source {source!r} in the mixture ({error}); allowed: "
                                  f"{allowed}") from None
+            for path in model_paths(name, options):  # read when the games start: missing, say so before
+                if not Path(path).is_file():
+                    raise ValueError(f"opponent source {source!r}: no model file at {path} (a relative path is read "
+                                     f"from the working directory, {Path.cwd()})")
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0:
             raise ValueError(f"the weight of {source!r} in the mixture must be a number >= 0, got {weight!r}")
         checked[source] = float(weight)
