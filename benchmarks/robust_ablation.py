@@ -38,6 +38,7 @@ from tqdm import tqdm
 
 from packetrow_env import __version__
 from packetrow_train.config import load_config
+from packetrow_train.curve import evaluation_rows
 
 CLI = [sys.executable, "-m", "packetrow_cli"]
 
@@ -69,12 +70,8 @@ def run(command: list[str], log: Path) -> float:
 
 def final_eval(run_dir: Path) -> dict[int, str]:
     """{players: 'win rate [low, high]'} of the run's final evaluation against the heuristic."""
-    cells = {}
-    with (run_dir / "eval.csv").open() as handle:
-        for row in csv.DictReader(handle):
-            if row["stage"] == "final" and row["opponent"] == "heuristic":
-                cells[int(row["num_players"])] = percent(row["win_rate"], row["win_low"], row["win_high"])
-    return cells
+    return {int(row["num_players"]): percent(row["win_rate"], row["win_low"], row["win_high"])
+            for row in evaluation_rows(run_dir) if row["stage"] == "final" and row["opponent"] == "heuristic"}
 
 
 def percent(rate, low, high) -> str:
