@@ -253,6 +253,22 @@ def test_pool_sampling_follows_the_mixture():
     assert set(kinds) == {PolicyAgent, HeuristicAgent, RandomAgent}
 
 
+def test_a_player_counts_mixture_replaces_the_mixture_in_its_games():
+    pool = OpponentPool({"random": 1.0}, by_players={4: {"heuristic": 3.0, "latest": 1.0}})
+    pool.add(small_policy(0), 0)
+    rng = np.random.default_rng(0)
+    assert {type(o) for o in pool.sample(rng, 1) for _ in range(20)} == {RandomAgent}  # 2 players: the mixture
+    assert {type(o) for _ in range(50) for o in pool.sample(rng, 2)} == {RandomAgent}  # 3 players too
+    fours = Counter(source for source, _ in pool.draw(rng, 30_000, num_players=4))
+    assert set(fours) == {"heuristic", "latest"} and fours["heuristic"] / 30_000 == pytest.approx(0.75, abs=0.01)
+    assert pool.source_probabilities(4) == {"heuristic": 0.75, "latest": 0.25}
+    assert pool.source_probabilities() == pool.source_probabilities(2) == {"random": 1.0}
+    assert not pool.uses_results
+    assert OpponentPool({"random": 1.0}, by_players={2: {"pfsp": 1.0}}).uses_results
+    with pytest.raises(ValueError, match="keyed by a player count 2-5, got '4'"):
+        OpponentPool({"random": 1.0}, by_players={"4": {"heuristic": 1.0}})
+
+
 def test_pool_without_snapshots_draws_only_scripted_agents():
     pool = OpponentPool({"latest": 0.5, "heuristic": 0.25, "random": 0.25})
     assert pool.source_probabilities() == {"latest": 0.0, "heuristic": 0.5, "random": 0.5}
@@ -329,7 +345,7 @@ def test_policy_agent_errors_say_what_to_do(tmp_path, monkeypatch):
 
 # --------------------------------------------------------------------------- config validation
 @pytest.mark.parametrize("name", ["quick", "selfplay_2p", "selfplay_4p", "selfplay_mixed", "pfsp", "league",
-                                  "ppo_packetrow_robust"])
+                                  "ppo_packetrow_robust", "ppo_packetrow_robust_2"])
 def test_shipped_configs_load(name):
     config = load_config(CONFIGS / f"{name}.yaml")
     assert config.name == name and config.total_timesteps > 0
@@ -353,6 +369,12 @@ def test_shipped_rllib_configs_load_without_ray(name):
     ({"pool": {"mixture": {"ppo:path=nowhere/model.npz": 1.0}}},
      r"pool.mixture: opponent source 'ppo:path=nowhere/model.npz': no model file at nowhere/model.npz"),
     ({"env": {"num_players": [2, 6]}}, r"env.num_players must be a player count 2-5"),
+    ({"pool": {"mixture_by_players": {7: {"heuristic": 1.0}}}},
+     r"pool.mixture_by_players: the mixtures by player count are keyed by a player count 2-5, got 7"),
+    ({"pool": {"mixture_by_players": {4: {"wizard": 1.0}}}},
+     r"pool.mixture_by_players: 4 players: unknown opponent source 'wizard'"),
+    ({"env": {"num_players": [2, 4]}, "pool": {"mixture_by_players": {3: {"heuristic": 1.0}}}},
+     r"pool.mixture_by_players gives a mixture to \[3\] players, but env.num_players \[2, 4\] never deals"),
     ({"env": {"vec_env": "threads"}}, r"env.vec_env must be one of batched, dummy, subproc"),
     ({"ppo": {"lr_schedule": "cosine"}}, r"ppo.lr_schedule must be one of constant, linear"),
     ({"env": {"n_envs": 0}}, r"env.n_envs must be > 0"),

@@ -64,6 +64,20 @@ def test_maskable_ppo_trains_against_batched_snapshots():
     assert any(entry[0] == "snapshot" for entry in env.opponents.entries)
 
 
+def test_games_of_a_player_count_draw_from_its_own_mixture():
+    """pool.mixture_by_players: the 4-player games meet only heuristics, the 2-player ones only random players."""
+    env = SelfPlayVecEnv(16, OpponentPool({"random": 1.0}, by_players={4: {"heuristic": 1.0}}),
+                         num_players=[2, 4], seed=0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    met = set()
+    for _ in range(400):
+        env.step_async(random_legal(env.action_masks(), rng))
+        _, _, dones, infos = env.step_wait()
+        met |= {(infos[i]["num_players"], *sorted(set(infos[i]["opponents"]))) for i in np.flatnonzero(dones)}
+    assert met == {(2, "random"), (4, "heuristic")}
+
+
 def test_a_pool_of_snapshots_only_deals_after_the_first_snapshot():
     """Seeding deals nothing yet: a snapshots-only pool gets its first snapshot before the games are dealt."""
     env = make_env({"latest": 1.0}, num_envs=4, num_players=(2,))

@@ -30,7 +30,7 @@ from packetrow_env.user_files import read_text
 from packetrow_env.vector import bytes_per_game
 
 from .mmd import check_coefficients, load_magnet
-from .pool import EXPLOITER_DRAWS, EXPLOITERS, PFSP_WEIGHTINGS, check_mixture
+from .pool import EXPLOITER_DRAWS, EXPLOITERS, PFSP_WEIGHTINGS, check_mixture, check_mixtures_by_players
 
 # a run's name is a directory name under runs/: no path separators, no "..", nothing hidden
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
@@ -203,6 +203,9 @@ class PoolConfig:
                            "spec), drawn per opponent seat and episode; normalised",
                            factory=lambda: {"latest": 0.2, "uniform": 0.05, "recent": 0.1, "heuristic": 0.4,
                                             "random": 0.25})
+    mixture_by_players: dict = option("a mixture in place of mixture for the games of some player counts, "
+                                      "{player count: {source: weight}} (e.g. 4: {heuristic: 1.0}); the other "
+                                      "counts draw from mixture", factory=dict)
     pfsp_weighting: str = option("how the source pfsp (and league.draw pfsp) weighs an opponent the learner loses "
                                  "to at rate p: hard (p ** pfsp_exponent) | variance (p (1 - p))", "hard")
     pfsp_exponent: float = option("the exponent of the hard PFSP weighting", 2.0)
@@ -436,6 +439,14 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
         config.pool.mixture = check_mixture(config.pool.mixture)
     except ValueError as error:
         raise ConfigError(f"{source}: pool.mixture: {error}") from None
+    try:
+        config.pool.mixture_by_players = check_mixtures_by_players(config.pool.mixture_by_players)
+    except ValueError as error:
+        raise ConfigError(f"{source}: pool.mixture_by_players: {error}") from None
+    unplayed = sorted(set(config.pool.mixture_by_players) - set(config.env.num_players))
+    if unplayed:
+        raise ConfigError(f"{source}: pool.mixture_by_players gives a mixture to {unplayed} players, but "
+                          f"env.num_players {config.env.num_players} never deals such a game: drop it or add the count")
     check_agent_specs(f"{source}: eval.opponents", config.eval.opponents)
     check_pfsp_and_league(config, source)
     check_mmd(config, source)
@@ -458,7 +469,7 @@ def check_pfsp_and_league(config: TrainConfig, source: str = "config") -> None:
     check_choice(f"{source}: league.start", league.start, LEAGUE_STARTS)
     check_choice(f"{source}: league.draw", league.draw, EXPLOITER_DRAWS)
     check_choice(f"{source}: league.num_players", league.num_players, range(2, 6))
-    exploiters = pool.mixture.get(EXPLOITERS, 0.0) > 0
+    exploiters = any(m.get(EXPLOITERS, 0.0) > 0 for m in [pool.mixture, *pool.mixture_by_players.values()])
     if exploiters and not league.every:
         raise ConfigError(f"{source}: pool.mixture gives weight to exploiters, which only a league makes: set "
                           f"league.every (learner steps between exploiters) or drop exploiters from the mixture")

@@ -12,6 +12,11 @@ and each seat independently draws a *source* from the mixture (weights normalise
 - ``exploiters``: a league's exploiter (``train/league.py``), drawn uniformly or by PFSP (``exploiter_draw``);
 - any agent spec of ``packetrow_agents.registry`` (``heuristic``, ``random``, ``heuristic:threshold=2``, ...).
 
+``by_players`` replaces the mixture in games of some player counts ({4: {"heuristic": 1.0}}: three heuristics in
+every 4-player game, the mixture in the others), so that, e.g., 2-player games meet the best responses the
+exploit stack trains in 2-player games while 4-player games keep the heuristic seats that hold the 4-player
+strength. Without it one draw serves every seat of a batch of games, as before it existed.
+
 The loss-rate estimates are moving averages over finished episodes (``record_results``, from the trainer's
 callback): each episode in which the learner met a kept snapshot or exploiter (named ``snapshot@STEP`` or
 ``exploiter@STEP``) moves that opponent's estimate a step ``rate`` toward the learner's loss, 1 minus its share
@@ -109,6 +114,24 @@ def check_mixture(mixture: Mapping[str, float]) -> dict[str, float]:
     return checked
 
 
+def check_mixtures_by_players(by_players: Mapping | None) -> dict[int, dict[str, float]]:
+    """Validate {player count: mixture} (counts 2-5, each mixture as ``check_mixture``); returns it checked."""
+    if by_players is None:
+        return {}
+    if not isinstance(by_players, Mapping):
+        raise ValueError(f"the mixtures by player count must be a mapping player count -> mixture, got "
+                         f"{by_players!r}")
+    checked = {}
+    for count, mixture in by_players.items():
+        if isinstance(count, bool) or not isinstance(count, int) or not 2 <= count <= 5:
+            raise ValueError(f"the mixtures by player count are keyed by a player count 2-5, got {count!r}")
+        try:
+            checked[count] = check_mixture(mixture)
+        except ValueError as error:
+            raise ValueError(f"{count} players: {error}") from None
+    return checked
+
+
 def member_name(source: str, step: int) -> str:
     """The name a kept policy plays under (and episodes record): ``snapshot@STEP`` or ``exploiter@STEP``."""
     return f"{'exploiter' if source == EXPLOITERS else 'snapshot'}@{step}"
@@ -119,8 +142,9 @@ class OpponentPool:
 
     def __init__(self, mixture: Mapping[str, float], max_snapshots: int = 20, recent_decay: float = 0.7,
                  deterministic: bool = False, pfsp: PFSP = PFSP(), max_exploiters: int = 3,
-                 exploiter_draw: str = "pfsp"):
+                 exploiter_draw: str = "pfsp", by_players: Mapping[int, Mapping[str, float]] | None = None):
         self.mixture = check_mixture(mixture)
+        self.by_players = check_mixtures_by_players(by_players)
         for name, value in [("max_snapshots", max_snapshots), ("max_exploiters", max_exploiters)]:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -143,7 +167,8 @@ class OpponentPool:
     @property
     def uses_results(self) -> bool:
         """Whether a draw depends on the loss-rate estimates (a PFSP source): only then need results be recorded."""
-        return "pfsp" in self.mixture or (EXPLOITERS in self.mixture and self.exploiter_draw == "pfsp")
+        mixtures = [self.mixture, *self.by_players.values()]
+        return any("pfsp" in m or (EXPLOITERS in m and self.exploiter_draw == "pfsp") for m in mixtures)
 
     def add(self, policy: NumpyPolicy, step: int) -> None:
         """Add a snapshot taken at learner step ``step``; drops the oldest beyond ``max_snapshots``."""
@@ -186,9 +211,11 @@ class OpponentPool:
             if name in kept:
                 self.loss_rates[name] = self.pfsp.update(self.loss_rate(name), float(loss))
 
-    def source_probabilities(self) -> dict[str, float]:
-        """The probability of each source for one seat now (policy sources are 0 while they have no policy)."""
-        weights = {s: (0.0 if s in POLICY_SOURCES and not self.members(s) else w) for s, w in self.mixture.items()}
+    def source_probabilities(self, num_players: int | None = None) -> dict[str, float]:
+        """The probability of each source for one seat of a game of ``num_players`` now (its ``by_players``
+        mixture, else the mixture; policy sources are 0 while they have no policy)."""
+        mixture = self.by_players.get(num_players, self.mixture)
+        weights = {s: (0.0 if s in POLICY_SOURCES and not self.members(s) else w) for s, w in mixture.items()}
         total = sum(weights.values())
         if total <= 0:
             raise RuntimeError("the opponent pool has no snapshot or exploiter yet for the sources the mixture "
@@ -225,9 +252,11 @@ class OpponentPool:
                      for n, w, q in zip(names, weights, drawn)]
         return rows
 
-    def draw(self, rng: np.random.Generator, count: int) -> list[tuple[str, int | None]]:
-        """(source, index of the source's policy or None) for each of ``count`` seats."""
-        probabilities = self.source_probabilities()
+    def draw(self, rng: np.random.Generator, count: int,
+             num_players: int | None = None) -> list[tuple[str, int | None]]:
+        """(source, index of the source's policy or None) for each of ``count`` seats of games of ``num_players``
+        (``None``: the mixture)."""
+        probabilities = self.source_probabilities(num_players)
         sources = list(probabilities)
         picks = rng.choice(len(sources), size=count, p=list(probabilities.values()))
         index = np.full(count, -1, np.int64)
@@ -244,9 +273,9 @@ class OpponentPool:
         return PolicyAgent(policy=policy, deterministic=self.deterministic, name=member_name(source, step))
 
     def sample(self, rng: np.random.Generator, count: int) -> list:
-        """One opponent agent per seat, drawn independently from the mixture."""
+        """One opponent agent per seat of one game of ``count + 1`` players, drawn independently from its mixture."""
         opponents = []
-        for slot, (source, index) in enumerate(self.draw(rng, count)):
+        for slot, (source, index) in enumerate(self.draw(rng, count, count + 1)):
             if index is not None:
                 opponents.append(self.member_agent(source, index))
             else:

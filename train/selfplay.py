@@ -95,7 +95,7 @@ def make_pool(config: TrainConfig) -> OpponentPool:
     pool, league = config.pool, config.league
     pfsp = PFSP(pool.pfsp_weighting, pool.pfsp_exponent, pool.pfsp_prior, pool.pfsp_rate)
     return OpponentPool(pool.mixture, pool.max_snapshots, pool.recent_decay, pool.deterministic, pfsp,
-                        league.max_exploiters, league.draw)
+                        league.max_exploiters, league.draw, pool.mixture_by_players)
 
 
 def _make_env(config: TrainConfig):
