@@ -263,6 +263,7 @@ def test_a_player_counts_mixture_replaces_the_mixture_in_its_games():
     assert set(fours) == {"heuristic", "latest"} and fours["heuristic"] / 30_000 == pytest.approx(0.75, abs=0.01)
     assert pool.source_probabilities(4) == {"heuristic": 0.75, "latest": 0.25}
     assert pool.source_probabilities() == pool.source_probabilities(2) == {"random": 1.0}
+    assert [row["probability"] for row in pool.matchmaking(4)] == [0.25] and pool.matchmaking()[0]["probability"] == 0
     assert not pool.uses_results
     assert OpponentPool({"random": 1.0}, by_players={2: {"pfsp": 1.0}}).uses_results
     with pytest.raises(ValueError, match="keyed by a player count 2-5, got '4'"):

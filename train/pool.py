@@ -237,9 +237,10 @@ class OpponentPool:
             p = self.pfsp.probabilities([self.loss_rate(name) for name in self.names(source)])
         return p
 
-    def matchmaking(self) -> list[dict]:
-        """Each kept policy's loss-rate estimate, PFSP weight and probability of being drawn for one seat now."""
-        sources = self.source_probabilities()
+    def matchmaking(self, num_players: int | None = None) -> list[dict]:
+        """Each kept policy's loss-rate estimate, PFSP weight and probability of being drawn for one seat of a game
+        of ``num_players`` now (``None``: the mixture)."""
+        sources = self.source_probabilities(num_players)
         rows = []
         for kind in ("latest", EXPLOITERS):  # the snapshots (every snapshot source), then the exploiters
             names = self.names(kind)
