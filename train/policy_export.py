@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from stable_baselines3.common.torch_layers import FlattenExtractor
 
-from packetrow_agents.policy import ACTIVATIONS, ModelFormatError, NumpyPolicy
+from packetrow_agents.policy import ACTIVATIONS, ModelFormatError, NumpyPolicy, load_policy
 
 from .compact_extractor import CompactExtractor
 
@@ -94,6 +94,12 @@ def _export_network(model, extractor, layers, head, observation_mode, metadata) 
 def _activation_name(module) -> str | None:
     """"tanh" or "relu" for those activation modules (subclasses included, e.g. the trainer's FastTanh), else None."""
     return "tanh" if isinstance(module, torch.nn.Tanh) else "relu" if isinstance(module, torch.nn.ReLU) else None
+
+
+def load_start(start: str) -> NumpyPolicy:
+    """The policy a run starts from (``--start`` of ``packetrow train`` and ``packetrow exploit``): ``ppo``, the
+    shipped policy, or the path of a policy export; raises ModelNotFoundError or ModelFormatError."""
+    return load_policy(None if start == "ppo" else start)
 
 
 def network_of(policy: NumpyPolicy) -> dict:

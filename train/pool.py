@@ -268,6 +268,15 @@ class OpponentPool:
                 index[at] = len(p) - 1 if source == "latest" else rng.choice(len(p), size=len(at), p=p)
         return [(sources[pick], None if i < 0 else i) for pick, i in zip(picks.tolist(), index.tolist())]
 
+    def draw_games(self, rng: np.random.Generator, num_players) -> list[tuple[str, int | None]]:
+        """``draw`` for the opponent seats of games of these player counts, game after game (each game's
+        ``num_players - 1`` seats in turn): with ``by_players`` one draw per game from its count's mixture, without
+        it one draw for all the seats."""
+        counts = [int(n) for n in num_players]
+        if not self.by_players:
+            return self.draw(rng, sum(counts) - len(counts))
+        return [seat for n in counts for seat in self.draw(rng, n - 1, n)]
+
     def member_agent(self, source: str, index: int) -> PolicyAgent:
         """A PolicyAgent playing kept policy ``index`` (oldest first) of a policy source, named after it."""
         step, policy = self.members(source)[index]

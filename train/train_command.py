@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from packetrow_agents.policy import ModelFormatError, ModelNotFoundError, NumpyPolicy, load_policy
+from packetrow_agents.policy import ModelFormatError, ModelNotFoundError, NumpyPolicy
 from packetrow_arena.ray_cluster import RayUnavailableError
 from packetrow_arena.worker_pool import WorkerDied
 from . import league, rllib_selfplay
@@ -12,7 +12,7 @@ from .config import (TRAINERS, ConfigError, TrainConfig, check_choice, check_con
                      read_config)
 from .divergence import TrainingDivergedError
 from .evaluation import format_evaluation
-from .policy_export import network_of
+from .policy_export import load_start, network_of
 from .run_dir import environment_versions, latest_checkpoint, out_dir
 
 INTERRUPTED = 130  # the exit status of a run ended by Ctrl-C (128 + SIGINT, as a shell reports it)
@@ -87,7 +87,7 @@ def start_policy(start: str | None, config: TrainConfig) -> NumpyPolicy | None:
     if start is None:
         return None
     try:
-        policy = load_policy(None if start == "ppo" else start)
+        policy = load_start(start)
     except (ModelFormatError, ModelNotFoundError) as error:
         raise ConfigError(f"--start: {error}") from None
     differ = {key: value for key, value in network_of(policy).items()

@@ -59,11 +59,9 @@ class PoolOpponents(OpponentTable):
         rows = np.asarray(rows)
         for i, before in zip(rows.tolist(), self.vacate(rows).tolist()):
             self.previous[i] = [self.entries[e][1] for e in before if e >= 0]
-        if self.pool.by_players:  # each game from its player count's mixture
-            drawn = iter([d for n in np.asarray(num_players).tolist() for d in self.pool.draw(self.rng, n - 1, n)])
-        else:  # one draw for the whole batch
-            drawn = iter(self.pool.draw(self.rng, int(np.sum(num_players)) - len(rows)))
-        for i, n, learner in zip(rows.tolist(), np.asarray(num_players).tolist(), np.asarray(learner_seats).tolist()):
+        counts = np.asarray(num_players).tolist()
+        drawn = iter(self.pool.draw_games(self.rng, counts))
+        for i, n, learner in zip(rows.tolist(), counts, np.asarray(learner_seats).tolist()):
             for q in range(n):
                 if q != learner:
                     self.assigned[i, q] = self._entry(*next(drawn))
