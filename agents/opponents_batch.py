@@ -23,7 +23,7 @@ import numpy as np
 from packetrow_env.agent_protocol import compiled_form
 from packetrow_env.knowledge import check_mode, hides_held_starting_contracts
 from packetrow_env.scoring import CLOCK_DECK, TIME_SCALE
-from packetrow_env.state import HAND, OVER
+from packetrow_env.state import HAND, MAX_PLAYERS, OVER
 from packetrow_env.vector import rules
 from packetrow_env.vector.observe_compact import CompactBatchEncoder, encode_rows
 
@@ -93,13 +93,23 @@ class OpponentKernel:
         status = np.zeros(games.num_games, np.int64)
         table = np.ascontiguousarray(assigned[:games.num_games], dtype=np.int64)
         while True:
-            engine = games.engine_arrays()
-            _move(engine.batch, engine.table, engine.contract_ids, engine.hands, engine.mask, engine.ended,
-                  engine.scratch, table, self.kinds, self._params, self._stack_ids, self._deterministic,
-                  self._heuristic, self._encoder, self._stack, int(rng.integers(0, 2 ** 31 - 1)), status)
+            _move(*self._move_args(games.engine_arrays(), table, int(rng.integers(0, 2 ** 31 - 1)), status))
             games.moved()
             if not (status == NEEDS_ROOM).any():
                 return status == OTHER_AGENT
+
+    def compile_jobs(self, engine) -> list[tuple]:
+        """``[(kernel, example arguments)]`` of ``move``'s kernel for the agents set now, on a VectorGame's
+        ``engine`` arrays (the argument types of its calls, for compiling it ahead: ``VectorGame.compile_jobs``).
+        Their types differ only by whether a policy is among the agents."""
+        games = len(engine.mask)
+        table = np.full((games, MAX_PLAYERS), -1, np.int64)
+        return [(_move, self._move_args(engine, table, 0, np.zeros(games, np.int64)))]
+
+    def _move_args(self, engine, table: np.ndarray, seed: int, status: np.ndarray) -> tuple:
+        return (engine.batch, engine.table, engine.contract_ids, engine.hands, engine.mask, engine.ended,
+                engine.scratch, table, self.kinds, self._params, self._stack_ids, self._deterministic, self._heuristic,
+                self._encoder, self._stack, seed, status)
 
 
 def _stack_arrays(stack: PolicyStack | None, size: int) -> tuple:

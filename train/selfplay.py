@@ -44,6 +44,7 @@ from packetrow_env.single_agent_env import SingleAgentEnv
 
 from .belief_head import BeliefPPO, BeliefPolicy
 from .compact_extractor import compact_policy_kwargs
+from .compile_ahead import compile_ahead
 from .config import ConfigError, TrainConfig, check_config
 from .divergence import check_update
 from .evaluation import evaluate_model
@@ -400,6 +401,8 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
         model.pipeline = config.pipeline
         model.mmd = mmd_of(config)
         model.workers = rollout_workers(config)
+        if isinstance(vec_env, SelfPlayVecEnv):  # before the first deal: the kernels on every core
+            compile_ahead(vec_env.compile_jobs())
         remaining = config.total_timesteps - model.num_timesteps
         if remaining <= 0:
             raise ConfigError(f"the checkpoint has already trained {model.num_timesteps} steps and total_timesteps is "

@@ -18,11 +18,12 @@ from stable_baselines3.common.vec_env import VecEnv
 from packetrow_agents.opponents_batch import OpponentKernel
 from packetrow_agents.policy import NumpyPolicy
 from packetrow_agents.registry import make_agent
-from packetrow_env.vector.gymnasium_env import PacketRowVectorEnv
-from packetrow_env.vector.learner import LearnerGames
+from packetrow_env.vector import VectorGame
+from packetrow_env.vector.gymnasium_env import single_spaces
+from packetrow_env.vector.learner import LearnerGames, check_settings
 from packetrow_env.vector.opponents import OpponentTable
 
-from .pool import OpponentPool, member_name
+from .pool import POLICY_SOURCES, OpponentPool, member_name
 
 
 class PoolOpponents(OpponentTable):
@@ -54,6 +55,17 @@ class PoolOpponents(OpponentTable):
             self.entries.append((key[0], key[1], agent))
         return found
 
+    def policy_examples(self) -> list:
+        """A PolicyAgent of a policy the pool can seat now (the newest of the first policy source with weight and
+        members), or none: the types of the compiled mover's arguments depend only on whether a policy is seated
+        (``OpponentKernel.compile_jobs``)."""
+        pool = self.pool
+        for mixture in (pool.mixture, *pool.by_players.values()):
+            for source, weight in mixture.items():
+                if weight > 0 and source in POLICY_SOURCES and pool.members(source):
+                    return [pool.member_agent(source, len(pool.members(source)) - 1)]
+        return []
+
     def seat(self, rows, num_players, learner_seats) -> None:
         """Draw the opponents of freshly dealt games ``rows``: one pool draw per opponent seat."""
         rows = np.asarray(rows)
@@ -76,9 +88,8 @@ class SelfPlayVecEnv(VecEnv):
     def __init__(self, num_envs: int, pool: OpponentPool, num_players=4, observation_mode: str = "tracked",
                  reward_mode: str = "rank", seed=None, cards=None, observation_encoding: str = "onehot",
                  compiled_opponents: bool = True):
-        spaces_of = PacketRowVectorEnv(1, num_players, observation_mode, reward_mode, seed=0, cards=cards,
-                                       observation_encoding=observation_encoding)
-        super().__init__(num_envs, spaces_of.single_observation_space, spaces_of.single_action_space)
+        check_settings(num_players, observation_mode, reward_mode, observation_encoding)
+        super().__init__(num_envs, *single_spaces(observation_mode, observation_encoding, cards))
         self.opponents = PoolOpponents(pool, observation_mode, seed, observation_encoding, compiled_opponents)
         self._args = dict(num_players=num_players, observation_mode=observation_mode, reward_mode=reward_mode,
                           cards=cards, observation_encoding=observation_encoding)
@@ -93,6 +104,17 @@ class SelfPlayVecEnv(VecEnv):
         # the opponents' draws follow the games' seats, so both start from the same seed
         self.opponents.rng = np.random.default_rng(self._seed)
         self.games = LearnerGames(self.num_envs, opponents=self.opponents, seed=self._seed, **self._args)
+
+    def compile_jobs(self) -> list[tuple]:
+        """``(kernel, example arguments)`` of the numba kernels this env's games and compiled opponents call (the
+        argument types of their calls, ``VectorGame.compile_jobs``), with the pool's policies as they are now: for
+        ``packetrow_train.compile_ahead`` before the first reset."""
+        movers = []
+        if self._compiled:
+            movers = [OpponentKernel(self._args["cards"], self._args["observation_mode"],
+                                     self._args["observation_encoding"])]
+            movers[0].set_agents(self.opponents.policy_examples())
+        return VectorGame.compile_jobs(self._args["cards"], movers)
 
     def add_snapshot(self, policy: NumpyPolicy, step: int) -> None:
         """Add a snapshot of the learner to the opponent pool."""

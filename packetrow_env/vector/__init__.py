@@ -78,7 +78,7 @@ class VectorGame:
                 hand = g.hand(p)
                 vg._hands.money[i, p] = int(vg.cards.money[hand].sum())
                 vg._hands.assistants[i, p] = int((vg.cards.kind[hand] == ASSISTANT).sum())
-        rules.masks_of(vg.batch, vg._table, vg._contract_ids, vg._hands, vg._mask, rows, vg._scratch)
+        rules.masks_of(*vg._masks_args(rows))
         over = np.flatnonzero(vg.is_over)  # games already finished: their final scores, as step records them
         if len(over):
             vg._final[0, over], vg._final[1, over] = vg._scores(over)
@@ -114,13 +114,47 @@ class VectorGame:
         """Deal games ``rows`` as Game.new(num_players, seed) does (its generator's shuffles, compiled in
         ``seeded_shuffle``; R-SETUP-1..7), then refresh their masks."""
         seeds = np.asarray(seeds, dtype=np.int64)
-        rules.deal_seeded(self.batch, self._hands, rows, self._players, seeds, self._board_cards, self._board_sizes,
-                          self._start_contracts, self._rng)
+        rules.deal_seeded(*self._deal_args(rows, seeds))
         self.seeds[rows] = seeds
         for i in rows.tolist():
             self._rng_states[i] = None
         self._final[:, rows] = 0
-        rules.masks_of(self.batch, self._table, self._contract_ids, self._hands, self._mask, rows, self._scratch)
+        rules.masks_of(*self._masks_args(rows))
+
+    # The kernels' arguments, built in one place for the calls and for compile_jobs: a kernel compiled ahead for
+    # other argument types than its calls pass would be compiled again at the first call.
+    def _deal_args(self, rows: np.ndarray, seeds: np.ndarray) -> tuple:
+        return (self.batch, self._hands, rows, self._players, seeds, self._board_cards, self._board_sizes,
+                self._start_contracts, self._rng)
+
+    def _masks_args(self, rows: np.ndarray) -> tuple:
+        return self.batch, self._table, self._contract_ids, self._hands, self._mask, rows, self._scratch
+
+    def _step_args(self, acts: np.ndarray, where: np.ndarray) -> tuple:
+        return (self.batch, self._table, self._contract_ids, acts, where, self._hands, self._mask, self._ended,
+                self._scratch)
+
+    def _holdings_args(self, rows: np.ndarray) -> tuple:
+        building = np.zeros((len(rows), MAX_PLAYERS), np.int64)
+        bankers = np.zeros((len(rows), MAX_PLAYERS), np.int64)
+        return self.batch, self._table, np.asarray(rows, dtype=np.int64), building, bankers
+
+    @classmethod
+    def compile_jobs(cls, cards=None, movers=()) -> list[tuple]:
+        """``(kernel, example arguments)`` for every numba kernel that a VectorGame's deals, steps and scores
+        call, the examples of the types those calls pass, for compiling the kernels before a batch needs them
+        (``packetrow_train.compile_ahead``); then each of ``movers``' ``compile_jobs(engine_arrays)`` (compiled
+        callers that move games themselves, e.g. ``OpponentKernel``) on the same arrays. The examples are the
+        arrays of one game that is never dealt: arguments to compile for, not to call with."""
+        vg = cls.__new__(cls)
+        vg._allocate(*_check_setup(MIN_PLAYERS, [0], None), False, cards)
+        rows = np.arange(1, dtype=np.int64)
+        # heaviest first (compile_ahead's order): the step about 50 s on the development machine, a mover about 40 s
+        return [(rules.step, vg._step_args(np.zeros(1, np.int64), np.ones(1, bool))),
+                *(job for mover in movers for job in mover.compile_jobs(vg.engine_arrays())),
+                (rules.deal_seeded, vg._deal_args(rows, np.zeros(1, np.int64))),
+                (rules.masks_of, vg._masks_args(rows)),
+                (rules.holdings, vg._holdings_args(rows))]
 
     def reset(self, indices=None, seeds=None, num_players=None) -> None:
         """Re-deal games ``indices`` (default all) as ``Game.new(num_players, seed)`` would, with ``seeds``
@@ -196,8 +230,7 @@ class VectorGame:
         and changes no game."""
         where = self._check_where(where)
         arr = self._check_actions(acts)
-        bad = rules.step(self.batch, self._table, self._contract_ids, arr, where, self._hands, self._mask, self._ended,
-                         self._scratch)
+        bad = rules.step(*self._step_args(arr, where))
         if bad >= 0:
             raise self._illegal(np.asarray(acts), where)
         self.moved()
@@ -282,9 +315,9 @@ class VectorGame:
     # --------------------------------------------------------------- scores
     def _scores(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(VP, cash) int[len(rows), 5] of games ``rows`` as the table counts them now (R-SCORE-2, R-SCORE-3)."""
-        building = np.zeros((len(rows), MAX_PLAYERS), np.int64)
-        bankers = np.zeros((len(rows), MAX_PLAYERS), np.int64)
-        rules.holdings(self.batch, self._table, np.asarray(rows, dtype=np.int64), building, bankers)
+        args = self._holdings_args(rows)
+        rules.holdings(*args)
+        building, bankers = args[-2:]
         cash = self.batch.cash[rows].astype(np.int64)
         n = self._players[rows]
         vp = building + cash // 10 + banker_points_batch(cash, n) * bankers

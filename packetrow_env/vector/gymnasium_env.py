@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
 
 from .. import actions
 from ..cards import resolve
@@ -31,6 +32,14 @@ from ..compact_observation import encoder_for
 from .learner import Ended, LearnerGames
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+
+
+def single_spaces(observation_mode: str = "tracked", observation_encoding: str = "onehot",
+                  cards=None) -> tuple[spaces.Box, spaces.Discrete]:
+    """One game's (observation space, action space), as a PacketRowVectorEnv's ``single_*_space``, without dealing
+    a game."""
+    enc = encoder_for(observation_encoding, resolve(cards))
+    return spaces.Box(0.0, enc.high, (enc.size_of(observation_mode),), np.float32), spaces.Discrete(actions.NUM_ACTIONS)
 
 
 class PacketRowVectorEnv(VectorEnv):
@@ -56,11 +65,9 @@ class PacketRowVectorEnv(VectorEnv):
         self._args = dict(num_players=num_players, opponents=opponents, observation_mode=observation_mode,
                           reward_mode=reward_mode, cards=cards, observation_encoding=observation_encoding)
         self.cards = resolve(cards)
-        enc = encoder_for(observation_encoding, self.cards)
-        size = enc.size_of(observation_mode)
-        self.single_observation_space = spaces.Box(0.0, enc.high, (size,), np.float32)
-        self.single_action_space = spaces.Discrete(actions.NUM_ACTIONS)
-        self.observation_space = spaces.Box(0.0, enc.high, (self.num_envs, size), np.float32)
+        self.single_observation_space, self.single_action_space = single_spaces(observation_mode,
+                                                                                observation_encoding, self.cards)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, actions.NUM_ACTIONS))
         self.games = LearnerGames(self.num_envs, seed=seed, **self._args)
         self._finished = np.zeros(self.num_envs, bool)  # NEXT_STEP: rows showing a finished game

@@ -111,11 +111,7 @@ class LearnerGames:
 
     def __init__(self, num_games: int, num_players=4, opponents=None, observation_mode: str = "tracked",
                  reward_mode: str = "rank", seed=None, cards=None, observation_encoding: str = "onehot"):
-        self.player_counts = _check_counts(num_players)
-        check_mode(observation_mode)
-        if reward_mode not in REWARD_MODES:
-            raise ValueError(f"reward_mode must be one of {', '.join(map(repr, REWARD_MODES))}, got {reward_mode!r}")
-        encoder_for(observation_encoding)  # checks the encoding
+        self.player_counts = check_settings(num_players, observation_mode, reward_mode, observation_encoding)
         self.observation_mode = observation_mode
         self.encoding = observation_encoding
         self.reward_mode = reward_mode
@@ -212,10 +208,15 @@ def starting_contract_labels(games: VectorGame, mode: str = "tracked") -> np.nda
     return out
 
 
-def _check_counts(num_players) -> np.ndarray:
+def check_settings(num_players, observation_mode: str, reward_mode: str, observation_encoding: str) -> np.ndarray:
+    """LearnerGames' settings checked (a ValueError saying what is allowed); the player counts as int64[k]."""
     counts = np.atleast_1d(np.asarray(num_players, dtype=object))
     if counts.size == 0 or any(isinstance(n, bool) or not isinstance(n, (int, np.integer))
                                or not MIN_PLAYERS <= n <= MAX_PLAYERS for n in counts.tolist()):
         raise ValueError(f"num_players must be a player count {MIN_PLAYERS}-{MAX_PLAYERS} or a non-empty list of "
                          f"them (drawn uniformly per game), got {num_players!r}")
+    check_mode(observation_mode)
+    if reward_mode not in REWARD_MODES:
+        raise ValueError(f"reward_mode must be one of {', '.join(map(repr, REWARD_MODES))}, got {reward_mode!r}")
+    encoder_for(observation_encoding)  # checks the encoding
     return counts.astype(np.int64)
