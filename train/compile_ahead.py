@@ -48,18 +48,18 @@ def compile_ahead(jobs, processes: int | None = None) -> float:
         processes = 1
     processes = max(1, min(int(processes), len(signatures)))
     started = time.perf_counter()
-    notice = threading.Timer(NOTICE_AFTER_SECONDS, print, args=(
-        f"(compiling the engine's numba kernels on {processes} core{'s' if processes > 1 else ''}: once after an "
-        "install or an update, then cached)",), kwargs={"file": sys.stderr, "flush": True})
-    notice.daemon = True
-    notice.start()
     shares = [signatures[k::processes] for k in range(processes)]
     context = multiprocessing.get_context("fork")
     children = [context.Process(target=_compile_share, args=(share, os.getpid()), name="packetrow-compile",
                                 daemon=True) for share in shares[1:]]
+    notice = threading.Timer(NOTICE_AFTER_SECONDS, print, args=(
+        f"(compiling the engine's numba kernels on {processes} core{'s' if processes > 1 else ''}: once after an "
+        "install or an update, then cached)",), kwargs={"file": sys.stderr, "flush": True})
+    notice.daemon = True
     try:
         for child in children:
             child.start()
+        notice.start()  # after the forks: a forked child holds no copy of its thread
         _compile(shares[0])
         for child in children:
             child.join()
