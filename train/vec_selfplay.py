@@ -109,12 +109,11 @@ class SelfPlayVecEnv(VecEnv):
         """``(kernel, example arguments)`` of the numba kernels this env's games and compiled opponents call (the
         argument types of their calls, ``VectorGame.compile_jobs``), with the pool's policies as they are now: for
         ``packetrow_train.compile_ahead`` before the first reset."""
-        movers = []
-        if self._compiled:
-            movers = [OpponentKernel(self._args["cards"], self._args["observation_mode"],
-                                     self._args["observation_encoding"])]
-            movers[0].set_agents(self.opponents.policy_examples())
-        return VectorGame.compile_jobs(self._args["cards"], movers)
+        if not self._compiled:
+            return VectorGame.compile_jobs(self._args["cards"])
+        mover = OpponentKernel(self._args["cards"], self._args["observation_mode"], self._args["observation_encoding"])
+        mover.set_agents(self.opponents.policy_examples())
+        return VectorGame.compile_jobs(self._args["cards"], [mover])
 
     def add_snapshot(self, policy: NumpyPolicy, step: int) -> None:
         """Add a snapshot of the learner to the opponent pool."""
