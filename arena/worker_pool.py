@@ -27,9 +27,11 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import signal
+import threading
 import traceback
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from multiprocessing.connection import wait
 
 _JOIN_SECONDS = 5.0  # how long a worker told to stop (its pipe closed) may take to end before it is terminated
@@ -76,6 +78,27 @@ def start_method_context():
     return multiprocessing.get_context("fork" if "fork" in methods else None)
 
 
+@contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """Hold a Ctrl-C (SIGINT) that comes during the block back until the block ends, then deliver it (to the
+    handler there was before): for blocks that fork. ``os.fork`` runs hooks written in Python in the parent
+    (``logging``'s lock), and a KeyboardInterrupt raised inside one is printed as "Exception ignored" and lost, so
+    a Ctrl-C at that instant would not stop the program. A forked child starts with the holding handler: it
+    records a Ctrl-C and does nothing, until the child sets its own. Outside the main thread, which alone runs
+    Python's signal handlers, the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: held.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            signal.raise_signal(signal.SIGINT)
+
+
 class _Worker:
     """One worker process and the parent's end of its pipe."""
 
@@ -101,13 +124,14 @@ class WorkerPool:
         context = start_method_context()
         pipes = [context.Pipe() for _ in range(self.size)]
         try:
-            for own, (parent_end, child_end) in enumerate(pipes):
-                others = [end for pair in pipes for end in pair if end is not child_end]
-                process = context.Process(target=_serve, args=(self.runner, child_end, others), daemon=True,
-                                          name=f"packetrow-games-{own}")
-                process.start()
-                self.workers.append(_Worker(process, parent_end))
-        except BaseException as error:  # a fork refused (no memory): stop the workers already started
+            with ctrl_c_held():  # a Ctrl-C while forking raises here, after the loop: the workers are stopped
+                for own, (parent_end, child_end) in enumerate(pipes):
+                    others = [end for pair in pipes for end in pair if end is not child_end]
+                    process = context.Process(target=_serve, args=(self.runner, child_end, others), daemon=True,
+                                              name=f"packetrow-games-{own}")
+                    process.start()
+                    self.workers.append(_Worker(process, parent_end))
+        except BaseException as error:  # a fork refused (no memory), Ctrl-C: stop the workers already started
             self.__exit__(type(error), error, error.__traceback__)
             for parent_end, _ in pipes:
                 parent_end.close()  # those of workers never started (closing twice does nothing)

@@ -1,6 +1,6 @@
-"""The suite's session: under pytest-xdist, the batched engine's kernels are compiled before the workers start.
+"""The suite's session and its shared fixtures.
 
-A fresh checkout (CI's) has no numba cache, so every kernel compiles at its first call. The batched engine's and
+Under pytest-xdist, the batched engine's kernels are compiled before the workers start. A fresh checkout (CI's) has no numba cache, so every kernel compiles at its first call. The batched engine's and
 the compiled opponents' kernels, which most of the suite's modules reach, take about two minutes on one core, and
 each xdist worker would compile them for itself, at the same time. With ``-n``, the controller first trains a
 run of two rollouts on the main job's settings, which compiles them on every core
@@ -8,8 +8,12 @@ run of two rollouts on the main job's settings, which compiles them on every cor
 without ``-n``, nothing happens here.
 """
 
+import os
+import signal
 import tempfile
 from pathlib import Path
+
+import pytest
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -34,3 +38,31 @@ def pytest_sessionstart(session):
     data["log"].update(tensorboard=False, progress_bar=False)
     with tempfile.TemporaryDirectory() as out:
         train(config_from_dict(data, "compile-ahead"), out=out, progress_bar=False)
+
+
+# --------------------------------------------------------------------------- Ctrl-C while forking
+_ARMED: list[bool] = []  # the hook below interrupts while this holds an entry (hooks cannot be unregistered)
+_HOOKED: list[bool] = []
+
+
+def _interrupt_if_armed() -> None:
+    if _ARMED:
+        _ARMED.clear()
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+@pytest.fixture
+def ctrl_c_at_next_fork():
+    """Ctrl-C (SIGINT to this process) at the next fork, in the parent's after-fork hooks, where Python runs its
+    own (logging's lock): the instant at which a KeyboardInterrupt raised in a hook is printed as "Exception
+    ignored" and lost. Ctrl-C raises KeyboardInterrupt meanwhile (xdist's workers may ignore it)."""
+    if not _HOOKED:
+        os.register_at_fork(after_in_parent=_interrupt_if_armed)
+        _HOOKED.append(True)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    _ARMED.append(True)
+    try:
+        yield
+    finally:
+        _ARMED.clear()
+        signal.signal(signal.SIGINT, previous)

@@ -58,6 +58,18 @@ def test_one_process_compiles_every_job_itself(toy):
     assert toy.double(21) == 42
 
 
+@pytest.mark.skipif(not rollout_process.available(), reason="compiling in forked processes needs fork (Linux)")
+def test_ctrl_c_while_the_compilers_fork_stops_them(toy, ctrl_c_at_next_fork):
+    """A Ctrl-C that comes while the compilers fork (where Python would lose it) is raised once they have started,
+    and ends them; nothing is compiled here."""
+    import multiprocessing
+
+    with pytest.raises(KeyboardInterrupt):
+        compile_ahead([(toy.double, (1,)), (toy.total, (np.zeros(3),))], processes=2)
+    assert not [p for p in multiprocessing.active_children() if p.name == "packetrow-compile"]
+    assert toy.double.signatures == []
+
+
 def test_no_jobs_take_no_time():
     assert compile_ahead([]) == 0.0
 

@@ -213,3 +213,28 @@ def test_train_and_exploit_end_with_one_line_when_a_worker_dies(command, target,
     assert err.strip() == (f"packetrow {command}: error: a worker process (pid 4321) died (killed by SIGKILL) while "
                            "playing games 6-7")
     assert "Traceback" not in err
+
+
+class _IdleRunner:
+    def play_chunk(self, chunk):
+        return []
+
+
+def test_ctrl_c_while_the_workers_fork_stops_the_pool(ctrl_c_at_next_fork):
+    """A Ctrl-C that comes while the pool forks (in Python's after-fork hooks, where it would be lost) is raised
+    once the workers have started, and stops them."""
+    with pytest.raises(KeyboardInterrupt):
+        with WorkerPool(_IdleRunner(), 2):
+            pytest.fail("the pool started though Ctrl-C came while it forked")
+    assert game_workers() == []
+
+
+def test_a_plain_fork_loses_that_ctrl_c(ctrl_c_at_next_fork, monkeypatch):
+    """Why the pool holds Ctrl-C back while it forks: without it, Python hands the KeyboardInterrupt raised in the
+    after-fork hook to ``sys.unraisablehook`` ("Exception ignored") and goes on as if no key had been pressed."""
+    ignored = []
+    monkeypatch.setattr(sys, "unraisablehook", ignored.append)
+    process = multiprocessing.get_context("fork").Process(target=int)
+    process.start()  # no KeyboardInterrupt
+    process.join()
+    assert process.exitcode == 0 and [type(error.exc_value) for error in ignored] == [KeyboardInterrupt]

@@ -182,8 +182,9 @@ def test_a_kill_during_a_checkpoint_leaves_whole_files_and_resumes(tmp_path, cap
 
 
 # --------------------------------------------------------------------------- the rollout process ends with its trainer
-def children(pid: int) -> list[int]:
-    """The live processes whose parent is ``pid`` (from /proc; a zombie holds nothing and counts as gone)."""
+def children(pid: int, name: str = "pr-rollout") -> list[int]:
+    """The live processes whose parent is ``pid`` and whose name is ``name`` (from /proc; a zombie holds nothing and
+    counts as gone): by default rollout processes, not the compilers that ``compile_ahead`` forks before them."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit() and alive(int(entry.name)):
@@ -191,7 +192,7 @@ def children(pid: int) -> list[int]:
                 status = (entry / "status").read_text()
             except OSError:
                 continue
-            if f"\nPPid:\t{pid}\n" in status:
+            if f"\nPPid:\t{pid}\n" in status and status.startswith(f"Name:\t{name}\n"):
                 found.append(int(entry.name))
     return found
 

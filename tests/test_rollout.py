@@ -237,6 +237,19 @@ def test_the_rollout_process_stops_with_learn_and_a_next_learn_deals_afresh():
     assert model.num_timesteps == 5 * 8 * env.num_envs and model._worker is None
 
 
+@pytest.mark.skipif(not rollout_process.available(), reason="rollouts in a process need fork (Linux)")
+def test_ctrl_c_while_the_rollout_process_forks_stops_the_run(ctrl_c_at_next_fork):
+    """A Ctrl-C that comes while the trainer forks its rollout process (where Python would lose it, and the run go
+    on) is raised once the process has started: learn() ends with it and leaves no process behind."""
+    import multiprocessing
+
+    model, env = _pipelined_model()
+    with pytest.raises(KeyboardInterrupt):
+        model.learn(total_timesteps=3 * 8 * env.num_envs)
+    assert model._worker is None and model.num_timesteps == 8 * env.num_envs  # the first rollout, here
+    assert not [p for p in multiprocessing.active_children() if p.name == "packetrow-rollout"]
+
+
 def _available_in_a_daemon(_):
     return rollout_process.available()
 

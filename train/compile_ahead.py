@@ -27,6 +27,8 @@ import time
 
 import numba
 
+from packetrow_arena.worker_pool import ctrl_c_held
+
 from . import rollout_process
 from .machine import usable_cores
 
@@ -57,8 +59,9 @@ def compile_ahead(jobs, processes: int | None = None) -> float:
         "install or an update, then cached)",), kwargs={"file": sys.stderr, "flush": True})
     notice.daemon = True
     try:
-        for child in children:
-            child.start()
+        with ctrl_c_held():  # a Ctrl-C while forking raises here, after the loop
+            for child in children:
+                child.start()
         notice.start()  # after the forks: a forked child holds no copy of its thread
         _compile(shares[0])
         for child in children:
@@ -81,4 +84,5 @@ def _compile(signatures) -> None:
 def _compile_share(signatures, parent: int) -> None:
     rollout_process.die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it ends this process
+    rollout_process.name_process("pr-compile")
     _compile(signatures)

@@ -41,6 +41,8 @@ import traceback
 import numpy as np
 import torch
 
+from packetrow_arena.worker_pool import ctrl_c_held
+
 # the env's methods through which the trainer's callbacks change its opponent pool (snapshots, a league's
 # exploiters, PFSP's results): journalled, and replayed in order in the worker's env
 JOURNALLED = ("add_snapshot", "add_exploiter", "record_results")
@@ -73,16 +75,21 @@ class RolloutWorker:
         self._env = model.env
         self._processes, self._conns = [], []
         context = multiprocessing.get_context("fork")
-        for index in range(count):
-            parent, child = multiprocessing.Pipe()
-            self._conns.append(parent)
-            part = None if count == 1 else (index, part_columns(buffer.n_envs, index, count))
-            process = context.Process(target=_serve, args=(model, child, list(self._conns), os.getpid(),
-                                                           self._shared, part),
-                                      name="packetrow-rollout", daemon=True)
-            process.start()
-            child.close()
-            self._processes.append(process)
+        try:
+            with ctrl_c_held():  # a Ctrl-C while forking raises here, after the loop
+                for index in range(count):
+                    parent, child = multiprocessing.Pipe()
+                    self._conns.append(parent)
+                    part = None if count == 1 else (index, part_columns(buffer.n_envs, index, count))
+                    process = context.Process(target=_serve, args=(model, child, list(self._conns), os.getpid(),
+                                                                   self._shared, part),
+                                              name="packetrow-rollout", daemon=True)
+                    process.start()
+                    child.close()
+                    self._processes.append(process)
+        except BaseException:  # a fork refused, Ctrl-C: stop those started
+            self.close()
+            raise
         # what the callbacks tell the env's pool reaches the workers' envs before their next rollout
         for name in JOURNALLED:
             setattr(self._env, name, self._journalled(name, getattr(self._env, name)))
@@ -178,8 +185,16 @@ def _shared_like(array: np.ndarray) -> np.ndarray:
     return np.frombuffer(memory, dtype=array.dtype, count=array.size).reshape(array.shape)
 
 
-# prctl's option: the signal a process gets when its parent dies (linux/prctl.h)
-PR_SET_PDEATHSIG = 1
+# prctl's options (linux/prctl.h): the signal a process gets when its parent dies; the process's name
+PR_SET_PDEATHSIG, PR_SET_NAME = 1, 15
+
+
+def _prctl(option: int, value) -> bool:
+    """Linux's prctl(option, value); False where it cannot be asked (another system, no C library) or failed."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def die_with_parent(parent: int) -> bool:
@@ -187,16 +202,18 @@ def die_with_parent(parent: int) -> bool:
     that cannot be asked (another system, no C library). SIGKILL: the worker holds nothing to clean up (its shared
     memory is anonymous), and no handler or compiled loop can delay it. (The kernel sends it when the thread that
     forked ends: ``RolloutPPO.learn`` starts and stops the worker in one thread, so that is the trainer's end.)"""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-            return False
-    except (OSError, AttributeError):
+    if not _prctl(PR_SET_PDEATHSIG, signal.SIGKILL):
         return False
     # the parent may have died between the fork and the prctl, which then never fires
     if os.getppid() != parent:
         os._exit(1)
     return True
+
+
+def name_process(name: str) -> None:
+    """Name this process as ``ps``, ``top`` and /proc/PID/comm show it (Linux: its first 15 bytes), where a forked
+    child would show its parent's name ("python"); nothing elsewhere."""
+    _prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]))
 
 
 def _serve(model, conn, trainer_ends, trainer: int, shared, part) -> None:
@@ -207,6 +224,7 @@ def _serve(model, conn, trainer_ends, trainer: int, shared, part) -> None:
         end.close()
     die_with_parent(trainer)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle; it stops the worker
+    name_process("pr-rollout")
     torch.set_num_threads(1)
     behaviour, buffer, generator = model._pipeline_parts()
     columns = slice(None)
