@@ -1,4 +1,5 @@
-"""The packages' imports: every module imports alone, and the static import graph has no cycle and keeps the layers.
+"""The packages' imports: every module imports alone (no other packetrow module imported first), and the static
+import graph has no cycle and keeps the layers.
 
 Layers (docs/design.md): packetrow_env imports no other packetrow package; packetrow_agents only packetrow_env;
 packetrow_arena only those two; packetrow_web and packetrow_train the layers below them, not each other; the
@@ -11,7 +12,10 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
+import os
 import re
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -131,10 +135,67 @@ def test_the_layers_hold():
     assert crossing == [], "imports across the layers (env <- agents <- arena <- web, train; the command on top)"
 
 
+# Imports each module it is sent (one name a line) in a child forked from itself, a process that has imported only
+# third-party libraries, and answers one JSON line: the child's exit code and traceback. A fresh interpreter per
+# module would import torch and SB3 again each time (2-4 s a module, about 127 modules).
+IMPORT_SERVER = r"""
+import importlib, json, os, sys, traceback
+
+for library in ("numpy", "numba", "yaml", "gymnasium", "pettingzoo", "torch", "stable_baselines3", "sb3_contrib"):
+    try:
+        importlib.import_module(library)
+    except ImportError:  # an optional library: the modules that need it are skipped
+        pass
+for line in sys.stdin:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        os.dup2(2, 1)  # what a module prints must not reach the answers' pipe
+        code = 0
+        try:
+            importlib.import_module(line.strip())
+        except BaseException:
+            os.write(write, traceback.format_exc().encode())
+            code = 1
+        os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        text = pipe.read().decode()
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps({"code": os.waitstatus_to_exitcode(status), "traceback": text}), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def import_server():
+    server = subprocess.Popen([sys.executable, "-c", IMPORT_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    yield server
+    server.stdin.close()
+    server.wait(timeout=60)
+
+
+def import_alone(server, module: str) -> dict:
+    """{"code", "traceback"} of importing ``module`` in a child of ``server`` (no packetrow module imported before)."""
+    server.stdin.write(module + "\n")
+    server.stdin.flush()
+    ready, _, _ = select.select([server.stdout], [], [], 300)
+    assert ready, f"importing {module} took over 300 s"
+    return json.loads(server.stdout.readline())
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the import server forks a child per module")
 @pytest.mark.parametrize("module", sorted(MODULES))
-def test_every_module_imports_alone(module):
-    run = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=300)
-    missing = re.search(r"ModuleNotFoundError: No module named '([^']+)'", run.stderr)
-    if run.returncode and missing and missing[1].split(".")[0] not in PACKAGES:
+def test_every_module_imports_alone(module, import_server):
+    run = import_alone(import_server, module)
+    missing = re.search(r"ModuleNotFoundError: No module named '([^']+)'", run["traceback"])
+    if run["code"] and missing and missing[1].split(".")[0] not in PACKAGES:
         pytest.skip(f"{module} needs {missing[1]}, which is not installed here (an optional dependency)")
-    assert run.returncode == 0, run.stderr
+    assert run["code"] == 0, run["traceback"]
+
+
+def test_the_import_server_reports_a_module_that_fails(import_server):
+    run = import_alone(import_server, "packetrow_env.no_such_module")
+    assert run["code"] == 1 and "No module named 'packetrow_env.no_such_module'" in run["traceback"]
+    assert import_alone(import_server, "packetrow_env")["code"] == 0  # and serves on
