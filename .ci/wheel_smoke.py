@@ -1,7 +1,7 @@
 """CI's smoke of a non-editable install: run from an empty directory by the Python the wheel was installed into.
 
-Each public entry once, on a tiny budget: the batched engine, a short training run, a tournament with the
-search agent, the browser app's start, the ladder, a belief posterior. Any failure exits non-zero with the
+Each public entry once, on a tiny budget: the kernels compiled ahead, the batched engine, a short training run, a
+tournament with the search agent, the browser app's start, the ladder, a belief posterior. Any failure exits non-zero with the
 command's output; nothing here may read the repository (the directory it runs in must stay unrelated to it).
 """
 
@@ -114,6 +114,7 @@ def web_app_starts() -> None:
 def main() -> None:
     the_install_is_not_the_checkout()
     packetrow("--help")
+    packetrow("compile")  # the kernels on both cores, into the installed package's cache, before their first calls
     vector_game()
     gymnasium_ids()
     belief_posterior()

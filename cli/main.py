@@ -40,6 +40,8 @@ COMMANDS = {
                 "fine-tune a policy to play as an agent played in record files (an opponent model)"),
     "train": ("packetrow_train.train_command:add_arguments",
               "self-play training from a YAML config (SB3 MaskablePPO, or RLlib PPO with trainer: rllib)"),
+    "compile": ("packetrow_train.compile_command:add_arguments",
+                "compile the engine's numba kernels on every core, once after an install (then cached)"),
     "curve": ("packetrow_train.curve:add_arguments",
               "plot a training run's win rates (training games and evaluations) to a PNG"),
     "serve": ("packetrow_web.app:add_arguments", "play and watch games in the browser (needs the [web] extra)"),

@@ -114,3 +114,44 @@ def test_the_training_envs_jobs_are_the_signatures_its_games_call():
     for mixture, kernels in gained.items():
         assert set(kernels) == {"step", "_move", "deal_seeded", "masks_of", "holdings"}, mixture
         assert all(not signatures for signatures in kernels.values()), (mixture, kernels)
+
+
+# --------------------------------------------------------------------------- packetrow compile
+def test_packetrow_compile_compiles_the_main_jobs_kernels_and_keeps_nothing(capsys, tmp_path, monkeypatch):
+    import tempfile
+
+    from packetrow_cli.main import main
+
+    folders, temporary = [], tempfile.TemporaryDirectory
+    monkeypatch.setattr(tempfile, "TemporaryDirectory",
+                        lambda **options: folders.append(temporary(dir=tmp_path, **options)) or folders[-1])
+    assert main(["compile"]) == 0
+    assert capsys.readouterr().out.startswith("Compiled the kernels of quick's runs in ")
+    assert len(folders) == 1 and list(tmp_path.iterdir()) == []  # the warm-up run's folder, removed
+
+
+def test_the_warm_up_run_keeps_the_configs_settings_with_its_own_budget():
+    from packetrow_train.compile_command import warm_up_config
+    from packetrow_train.config import load_config
+
+    shipped, run = load_config("ppo_packetrow"), warm_up_config("ppo_packetrow")
+    assert (run.env.num_players, run.env.observation_mode, run.env.observation_encoding, run.pool.mixture,
+            run.ppo.net_arch, run.ppo.activation, run.seed) == \
+        (shipped.env.num_players, shipped.env.observation_mode, shipped.env.observation_encoding,
+         shipped.pool.mixture, shipped.ppo.net_arch, shipped.ppo.activation, shipped.seed)
+    assert (run.total_timesteps, run.env.n_envs, run.ppo.n_steps, run.eval.final_games, run.checkpoint.every,
+            run.log.tensorboard) == (256, 2, 128, 0, 0, False)
+
+
+@pytest.mark.parametrize("text, error", [
+    ("trainer: rllib\n", "trains with rllib: packetrow compile compiles the kernels of an SB3 run"),
+    ("- quick\n", "a mapping of keys to values"),
+    ("env: 5\n", "section 'env' must be a mapping of keys to values"),
+])
+def test_packetrow_compile_refuses_what_is_not_an_sb3_config(tmp_path, capsys, text, error):
+    from packetrow_cli.main import main
+
+    (tmp_path / "bad.yaml").write_text(text)
+    with pytest.raises(SystemExit) as stopped:
+        main(["compile", "--config", str(tmp_path / "bad.yaml")])
+    assert stopped.value.code == 2 and error in capsys.readouterr().err
