@@ -56,7 +56,9 @@ def test_the_torch_network_computes_the_numpy_logits(heuristic_decisions):
     x = heuristic_decisions.observations[:64]
     with torch.no_grad():
         torch_logits = module(torch.as_tensor(x)).numpy()
-    np.testing.assert_allclose(torch_logits, policy.logits(x), rtol=1e-4, atol=1e-4)
+    # float32 sums of 2,536 products (inputs up to 68 here) in torch's order and numpy's: torch's blocking follows its
+    # thread count, and one CI run saw 7.4e-4 on a logit of -3.15 (a wrong network is off by whole units)
+    np.testing.assert_allclose(torch_logits, policy.logits(x), rtol=1e-3, atol=2e-3)
     exported = module.export({"check": 1})
     np.testing.assert_allclose(exported.logits(x), policy.logits(x), rtol=1e-5, atol=1e-5)
     assert exported.metadata["check"] == 1 and exported.observation_encoding == policy.observation_encoding
