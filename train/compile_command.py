@@ -47,9 +47,12 @@ def warm_up_config(config="quick") -> TrainConfig:
 def compile_kernels(config="quick") -> float:
     """Compile (or load from numba's cache) the kernels that runs of ``config`` call, by training its
     ``warm_up_config`` in a temporary folder; the seconds it took."""
+    return _train_warm_up(warm_up_config(config))
+
+
+def _train_warm_up(run: TrainConfig) -> float:
     from .selfplay import train  # torch and SB3: only when compiling, not for --help
 
-    run = warm_up_config(config)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="packetrow-compile-") as out:
         train(run, out=out, progress_bar=False)
@@ -58,11 +61,11 @@ def compile_kernels(config="quick") -> float:
 
 def _run(args) -> int:
     try:
-        warm_up_config(args.config)  # a bad config is a usage error, before anything is imported
+        run = warm_up_config(args.config)  # a bad config is a usage error, before torch is imported
     except ConfigError as error:
         args.parser.error(str(error))
     try:
-        seconds = compile_kernels(args.config)
+        seconds = _train_warm_up(run)
     except KeyboardInterrupt:
         print("packetrow compile: interrupted", file=sys.stderr)
         return 130
