@@ -14,9 +14,11 @@ workers' pipes and their process sentinels together. The contract:
   model too big for memory) would crash it again, and a caller that records finished games resumes the run.
 - An exception raised by a game in a worker (an agent's bug) is raised again by ``play`` with its notes, the
   worker's traceback added as one more.
-- Workers ignore Ctrl-C (SIGINT): it interrupts the parent, whose ``with`` block terminates them. Each worker
-  closes every pipe end but its own, so a parent that dies, even by SIGKILL, leaves its workers a closed pipe:
-  a worker ends at its next read or write, after the chunk it is playing at most.
+- Workers ignore Ctrl-C (SIGINT): it interrupts the parent, whose ``with`` block terminates them. A worker
+  never outlives its parent: on Linux the kernel kills it when the parent dies, however it dies (the
+  parent-death signal, ``die_with_parent``), in the middle of a game too; elsewhere each worker closes every pipe
+  end but its own, so a dead parent leaves its workers a closed pipe, and a worker ends at its next read or
+  write, after the chunk it is playing at most. Workers are named ``pr-games`` (``ps``, ``top``; Linux).
 
 Workers are forked where the platform allows, so a runner's factories (lambdas) and live agent objects need
 not pickle.
@@ -24,7 +26,9 @@ not pickle.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
 import pickle
 import signal
 import threading
@@ -99,6 +103,38 @@ def ctrl_c_held() -> Iterator[None]:
             signal.raise_signal(signal.SIGINT)
 
 
+# prctl's options (linux/prctl.h): the signal a process gets when its parent dies; the process's name
+PR_SET_PDEATHSIG, PR_SET_NAME = 1, 15
+
+
+def _prctl(option: int, value) -> bool:
+    """Linux's prctl(option, value); False where it cannot be asked (another system, no C library) or failed."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def die_with_parent(parent: int) -> bool:
+    """Have the kernel SIGKILL this process when its parent, the process ``parent``, ends (Linux); False where
+    that cannot be asked (another system, no C library). For workers that hold nothing to clean up (what they
+    produce goes to the parent, which has gone): SIGKILL, which no handler or compiled loop can delay. (The kernel
+    sends it when the thread that forked ends: fork in the thread that also stops the children, as ``WorkerPool``
+    and ``RolloutPPO.learn`` do.)"""
+    if not _prctl(PR_SET_PDEATHSIG, signal.SIGKILL):
+        return False
+    # the parent may have died between the fork and the prctl, which then never fires
+    if os.getppid() != parent:
+        os._exit(1)
+    return True
+
+
+def name_process(name: str) -> None:
+    """Name this process as ``ps``, ``top`` and /proc/PID/comm show it (Linux: its first 15 bytes), where a forked
+    child would show its parent's name ("python"); nothing elsewhere."""
+    _prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]))
+
+
 class _Worker:
     """One worker process and the parent's end of its pipe."""
 
@@ -127,7 +163,8 @@ class WorkerPool:
             with ctrl_c_held():  # a Ctrl-C while forking raises here, after the loop: the workers are stopped
                 for own, (parent_end, child_end) in enumerate(pipes):
                     others = [end for pair in pipes for end in pair if end is not child_end]
-                    process = context.Process(target=_serve, args=(self.runner, child_end, others), daemon=True,
+                    process = context.Process(target=_serve, args=(self.runner, child_end, others, os.getpid()),
+                                              daemon=True,
                                               name=f"packetrow-games-{own}")
                     process.start()
                     self.workers.append(_Worker(process, parent_end))
@@ -194,12 +231,14 @@ def _raise_failure(reply: tuple, pid: int) -> None:
         raise error
 
 
-def _serve(runner, connection, others: list) -> None:
+def _serve(runner, connection, others: list, parent: int) -> None:
     """A worker's loop: read a chunk of game indices, play it, send back ("games", records) or ("error",
-    exception, traceback text); end when the parent's end of the pipe is closed."""
+    exception, traceback text); end when the parent's end of the pipe is closed, or at once when the parent dies."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it terminates the workers
     for end in others:
         end.close()  # inherited by the fork; held open, they would keep other pipes from closing when the parent ends
+    die_with_parent(parent)
+    name_process("pr-games")
     while True:
         try:
             chunk = connection.recv()

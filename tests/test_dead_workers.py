@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -152,16 +153,23 @@ def test_a_worker_killed_from_outside_between_or_during_chunks_is_noticed():
     assert game_workers() == []
 
 
-def test_workers_end_when_their_parent_is_killed(tmp_path):
-    """No orphan: a parent killed by SIGKILL leaves its workers a closed pipe, and they end."""
-    script = textwrap.dedent("""
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal and /proc are Linux's")
+@pytest.mark.parametrize("mode, chunk_seconds", [("pdeathsig", 60.0), ("pipe-only", 0.2)])
+def test_workers_end_when_their_parent_is_killed(mode, chunk_seconds):
+    """No orphan: a parent killed by SIGKILL takes its workers with it, in the middle of a long game too (the
+    parent-death signal); without that signal, its closed pipe ends them after the chunk they are playing."""
+    script = textwrap.dedent(f"""
         import sys, time
+        from packetrow_arena import worker_pool
         from packetrow_arena.worker_pool import WorkerPool
+
+        if {mode!r} == "pipe-only":
+            worker_pool.die_with_parent = lambda parent: False
 
         class Slow:
             def play_chunk(self, indices):
-                time.sleep(0.2)
-                return [{"index": i} for i in indices]
+                time.sleep({chunk_seconds})
+                return [{{"index": i}} for i in indices]
 
         with WorkerPool(Slow(), 2) as pool:
             print(" ".join(str(w.process.pid) for w in pool.workers), flush=True)
@@ -170,13 +178,22 @@ def test_workers_end_when_their_parent_is_killed(tmp_path):
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     workers = [int(pid) for pid in parent.stdout.readline().split()]
     assert len(workers) == 2
+    def named() -> bool:  # as ps and top show them, once they have started
+        return [Path(f"/proc/{pid}/comm").read_text().strip() for pid in workers] == ["pr-games"] * 2
+
+    assert within(10, named)
     parent.kill()
     parent.wait()
-    for _ in range(200):  # a worker ends after the chunk it is playing (0.2 s); allow for a slow machine
-        if not any(_running(pid) for pid in workers):
-            break
+    # the signal is at once; a chunk of 0.2 s; 10 s for a slow machine, and short of the 60 s chunk
+    assert within(10, lambda: not any(_running(pid) for pid in workers))
+
+
+def within(seconds: float, condition) -> bool:
+    """Whether ``condition()`` is true within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not any(_running(pid) for pid in workers)
+    return condition()
 
 
 def _running(pid: int) -> bool:

@@ -12,7 +12,7 @@ usable, this process compiles them in turn, as their first calls would have.
 
 Each process compiles what its kernels call too, so two shares may compile a shared callee twice: the wall time is
 the slowest share's (in the job list's order, the first kernel of each share is the heaviest: list them
-heaviest first). A forked compiler dies with its parent (``rollout_process.die_with_parent``) and leaves Ctrl-C to
+heaviest first). A forked compiler dies with its parent (``packetrow_arena.worker_pool.die_with_parent``) and leaves Ctrl-C to
 it.
 """
 
@@ -27,7 +27,7 @@ import time
 
 import numba
 
-from packetrow_arena.worker_pool import ctrl_c_held
+from packetrow_arena.worker_pool import ctrl_c_held, die_with_parent, name_process
 
 from . import rollout_process
 from .machine import usable_cores
@@ -82,7 +82,7 @@ def _compile(signatures) -> None:
 
 
 def _compile_share(signatures, parent: int) -> None:
-    rollout_process.die_with_parent(parent)
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it ends this process
-    rollout_process.name_process("pr-compile")
+    name_process("pr-compile")
     _compile(signatures)

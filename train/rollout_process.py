@@ -30,7 +30,6 @@ rollout and when another process forked from the trainer holds a copy of the pip
 
 from __future__ import annotations
 
-import ctypes
 import mmap
 import multiprocessing
 import os
@@ -41,7 +40,7 @@ import traceback
 import numpy as np
 import torch
 
-from packetrow_arena.worker_pool import ctrl_c_held
+from packetrow_arena.worker_pool import ctrl_c_held, die_with_parent, name_process
 
 # the env's methods through which the trainer's callbacks change its opponent pool (snapshots, a league's
 # exploiters, PFSP's results): journalled, and replayed in order in the worker's env
@@ -183,37 +182,6 @@ def worker_parts(model, index: int, columns: slice):
 def _shared_like(array: np.ndarray) -> np.ndarray:
     memory = mmap.mmap(-1, max(array.nbytes, 1))  # anonymous and shared: a forked child writes the same pages
     return np.frombuffer(memory, dtype=array.dtype, count=array.size).reshape(array.shape)
-
-
-# prctl's options (linux/prctl.h): the signal a process gets when its parent dies; the process's name
-PR_SET_PDEATHSIG, PR_SET_NAME = 1, 15
-
-
-def _prctl(option: int, value) -> bool:
-    """Linux's prctl(option, value); False where it cannot be asked (another system, no C library) or failed."""
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def die_with_parent(parent: int) -> bool:
-    """Have the kernel SIGKILL this process when its parent, the process ``parent``, ends (Linux); False where
-    that cannot be asked (another system, no C library). SIGKILL: the worker holds nothing to clean up (its shared
-    memory is anonymous), and no handler or compiled loop can delay it. (The kernel sends it when the thread that
-    forked ends: ``RolloutPPO.learn`` starts and stops the worker in one thread, so that is the trainer's end.)"""
-    if not _prctl(PR_SET_PDEATHSIG, signal.SIGKILL):
-        return False
-    # the parent may have died between the fork and the prctl, which then never fires
-    if os.getppid() != parent:
-        os._exit(1)
-    return True
-
-
-def name_process(name: str) -> None:
-    """Name this process as ``ps``, ``top`` and /proc/PID/comm show it (Linux: its first 15 bytes), where a forked
-    child would show its parent's name ("python"); nothing elsewhere."""
-    _prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]))
 
 
 def _serve(model, conn, trainer_ends, trainer: int, shared, part) -> None:
