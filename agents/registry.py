@@ -14,9 +14,10 @@ AGENTS = {
     "ppo": ("packetrow_agents.policy", "PolicyAgent"),
     "search": ("packetrow_agents.search", "SearchAgent"),
     "llm": ("packetrow_agents.llm", "LLMAgent"),
+    "mixture": ("packetrow_agents.mixture", "MixtureAgent"),
 }
 ALIASES = {"iters": "iterations", "seconds": "seconds_per_move", "time": "seconds_per_move"}
-POSITIONAL = {"ppo": "path"}  # 'ppo:models/x.npz' means 'ppo:path=models/x.npz'
+POSITIONAL = {"ppo": "path", "mixture": "path"}  # 'ppo:models/x.npz' means 'ppo:path=models/x.npz'
 # the options naming model files the agent reads, checked wherever specs are, with the values that name no file
 # ('ppo': the shipped model)
 MODEL_OPTIONS = {"ppo": {"path": ("ppo",)},
@@ -122,7 +123,10 @@ def parse_spec(spec: str) -> tuple[str, dict]:
 
 
 def model_paths(name: str, options: dict) -> list:
-    """The model files a parsed spec's agent reads (``MODEL_OPTIONS``); none where it plays the shipped model."""
+    """The model files a parsed spec's agent reads (``MODEL_OPTIONS``; a mixture's file, which names its members'
+    in turn: ``model_files``); none where it plays the shipped model."""
+    if name == "mixture":
+        return [options["path"]] if "path" in options else []
     return [options[key] for key, names in MODEL_OPTIONS.get(name, {}).items()
             if options.get(key) not in (None, *names)]
 
@@ -132,6 +136,17 @@ def model_files(spec: str) -> dict:
     as given (``model_paths``) and, for an agent with model options, the shipped policy and value network (its
     defaults and ``ppo``)."""
     name, options = parse_spec(spec)
+    if name == "mixture":  # the file, and its members' files
+        from .mixture import read_mixture
+        files = {str(path): path for path in model_paths(name, options)}
+        try:
+            mixture, by_players = read_mixture(options["path"])
+        except (KeyError, ValueError):
+            return files
+        for weights in (mixture, *by_players.values()):
+            for member in weights:
+                files.update(model_files(member))
+        return files
     if name not in MODEL_OPTIONS:
         return {}
     from .policy import SHIPPED_MODEL, SHIPPED_VALUE

@@ -1,6 +1,8 @@
 """The agent protocol (packetrow_env.agent_protocol, docs/agent_protocol.md): every shipped agent speaks it, and an
 agent a user writes, with act alone or with a batched or compiled form, plays wherever opponents move."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,8 @@ from packetrow_env.vector.gymnasium_env import PacketRowVectorEnv
 from packetrow_env.vector.learner import LearnerGames, random_legal
 from packetrow_env.vector.opponents import OpponentTable
 from packetrow_env.single_agent_env import SingleAgentEnv
+
+DATA = Path(__file__).resolve().parent / "data"
 
 
 class Lowest:
@@ -44,7 +48,8 @@ class LowestBatched(Lowest):
 def shipped_agents():
     """One agent of every name the registry builds (small budgets)."""
     options = {"ismcts": "ismcts:iters=5", "search": "search:rollouts=4,determinizations=2,candidates=2",
-               "llm": "llm:model=test,base_url=http://127.0.0.1:9/v1"}  # built, never asked: no call is made
+               "llm": "llm:model=test,base_url=http://127.0.0.1:9/v1",  # built, never asked: no call is made
+               "mixture": f"mixture:{DATA / 'mixture.json'}"}
     return [registry.make_agent(options.get(name, name)) for name in registry.AGENTS]
 
 
@@ -57,7 +62,7 @@ def test_every_shipped_agent_speaks_the_protocol():
         form = agent_protocol.compiled_form(agent, "tracked", "compact", 1)
         assert form is None or hasattr(form, "kind")
         assert agent_protocol.move_note(agent) is None
-    assert set(registry.AGENTS) == {"random", "heuristic", "ismcts", "ppo", "search", "llm"}
+    assert set(registry.AGENTS) == {"random", "heuristic", "ismcts", "ppo", "search", "llm", "mixture"}
 
 
 def test_an_agent_with_act_alone_plays_in_the_single_agent_env():

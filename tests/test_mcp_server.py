@@ -77,7 +77,8 @@ def test_the_bots_before_the_client_move_at_once_and_every_move_is_narrated():
     (lambda g, i: g.new_game(opponents="heuristic,,random"), "empty agent spec"),
     (lambda g, i: g.new_game(opponents=[]), "opponents must be agent specs"),
     (lambda g, i: g.new_game(opponents="llm:model=m,base_url=http://example.com/v1"), "takes no llm agents"),
-    (lambda g, i: g.new_game(opponents="ppo:path=elsewhere.npz"), "no model files")])
+    (lambda g, i: g.new_game(opponents="ppo:path=elsewhere.npz"), "no model files"),
+    (lambda g, i: g.new_game(opponents="mixture:/etc/passwd"), "no model files")])  # a file it would read
 def test_bad_input_is_a_clear_error_and_changes_nothing(call, message):
     games = Games()
     game_id = games.new_game(2, "heuristic", seed=3)["game_id"]
