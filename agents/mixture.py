@@ -40,10 +40,14 @@ class MixtureAgent(Agent):
         self.path = Path(str(path))
         self.mixture, self.by_players = read_mixture(self.path)
         from .registry import make_agent  # the registry names this class
-        specs = {spec for weights in (self.mixture, *self.by_players.values()) for spec in weights}
-        self.members = {spec: make_agent(spec, seed) for spec in sorted(specs)}
+        self.members = {spec: make_agent(spec, seed) for spec in _specs(self.mixture, self.by_players)}
         self.name = f"mixture:{path}"
         self.reset(seed)
+
+    @staticmethod
+    def member_specs(path) -> list[str]:
+        """The specs of every member a mixture file names (for any player count); a ValueError for a bad file."""
+        return _specs(*read_mixture(path))
 
     def weights(self, num_players: int) -> dict[str, float]:
         """{member spec: probability} in games of ``num_players`` players (summing to 1)."""
@@ -93,6 +97,10 @@ def read_mixture(path) -> tuple[dict[str, float], dict[int, dict[str, float]]]:
             raise ValueError(f"{path}: mixture_by_players has the player count {count!r}; allowed: 2, 3, 4, 5")
         counts[int(count)] = _weights(weights, f"{path}: mixture_by_players {count}")
     return mixture, counts
+
+
+def _specs(mixture: dict, by_players: dict) -> list[str]:
+    return sorted({spec for weights in (mixture, *by_players.values()) for spec in weights})
 
 
 def _weights(weights, where: str) -> dict[str, float]:

@@ -137,15 +137,13 @@ def model_files(spec: str) -> dict:
     defaults and ``ppo``)."""
     name, options = parse_spec(spec)
     if name == "mixture":  # the file, and its members' files
-        from .mixture import read_mixture
         files = {str(path): path for path in model_paths(name, options)}
         try:
-            mixture, by_players = read_mixture(options["path"])
+            members = agent_class(name).member_specs(options["path"])
         except (KeyError, ValueError):
             return files
-        for weights in (mixture, *by_players.values()):
-            for member in weights:
-                files.update(model_files(member))
+        for member in members:
+            files.update(model_files(member))
         return files
     if name not in MODEL_OPTIONS:
         return {}
