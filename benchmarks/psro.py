@@ -15,7 +15,8 @@ oracle. Each iteration:
 The first population is `--members` (agent specs; the shipped policy by default). Everything is kept in `--out`
 (`psro.json`: the members, the pair results, the mixtures and the rows), so an interrupted run resumes where it
 stopped; `--iterations` may be raised on a resume. Budgets are learner steps, not minutes, so that the oracle does
-not depend on the machine's load (on the idle 2-core development machine about 16k learner steps a second).
+not depend on the machine's load (8M steps: about 9 minutes of training on the idle 2-core development machine,
+about 12 minutes of wall time with the evaluations and games).
 
     python benchmarks/psro.py --help
     python benchmarks/psro.py --out runs/psro --iterations 4 --steps 8000000
