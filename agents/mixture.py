@@ -12,9 +12,14 @@ The mixture is a JSON file, named by the spec ``mixture:PATH`` (or ``mixture:pat
 
 ``mixture``: agent specs and their weights (normalised to sum 1); ``mixture_by_players`` (optional): the mixture
 of games of some player counts instead, as a training config's ``pool.mixture_by_players``. Members are any agent
-spec but another mixture; model paths in them are read as in any spec (relative to the working directory).
+spec but another mixture; model paths in them are read as in any spec (relative to the working directory), and
+the shipped policies by name (``ppo:robust_br60``, ``packetrow_agents.shipped``).
 ``packetrow exploit`` trains its best response against the members themselves, drawn with the same weights in
 each game (``weights``), so that it trains at the compiled members' speed.
+
+``RobustAgent`` (the agent ``robust``) is the shipped mixture, ``models/robust.json``: in 2-player games the mixture
+PSRO found over best responses to the shipped policy, which a best response trained against it beats less often
+than it beats the shipped policy; in 3-5 player games the shipped policy (docs/model_card.md).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import Agent
+from .shipped import SHIPPED_MIXTURE
 
 KEYS = ("mixture", "mixture_by_players")
 
@@ -43,6 +49,11 @@ class MixtureAgent(Agent):
         self.members = {spec: make_agent(spec, seed) for spec in _specs(self.mixture, self.by_players)}
         self.name = f"mixture:{path}"
         self.reset(seed)
+
+    @staticmethod
+    def mixture_file(options: dict) -> Path | None:
+        """The mixture file a parsed spec's agent reads (None where the spec names none)."""
+        return options.get("path")
 
     @staticmethod
     def member_specs(path) -> list[str]:
@@ -72,6 +83,19 @@ class MixtureAgent(Agent):
             self._member = self.members[specs[pick]]
             self._member.reset(self._seed)
         return self._member.act(view)
+
+
+class RobustAgent(MixtureAgent):
+    """The shipped mixture, ``models/robust.json`` (module docstring): hard to exploit in 2-player games."""
+
+    def __init__(self, seed: int = 0):
+        super().__init__(seed, SHIPPED_MIXTURE)
+        self.name = "robust"
+
+    @staticmethod
+    def mixture_file(options: dict) -> Path:
+        """The shipped mixture file, whatever the spec."""
+        return SHIPPED_MIXTURE
 
 
 def read_mixture(path) -> tuple[dict[str, float], dict[int, dict[str, float]]]:
@@ -104,7 +128,7 @@ def _specs(mixture: dict, by_players: dict) -> list[str]:
 
 
 def _weights(weights, where: str) -> dict[str, float]:
-    from .registry import parse_spec
+    from .registry import agent_class, parse_spec
     if not isinstance(weights, dict) or not weights:
         raise ValueError(f"{where} must map agent specs to weights, e.g. {{\"ppo\": 0.5, \"heuristic\": 0.5}}, "
                          f"got {weights!r}")
@@ -116,7 +140,7 @@ def _weights(weights, where: str) -> dict[str, float]:
             name, _ = parse_spec(spec)
         except ValueError as error:
             raise ValueError(f"{where}: member {spec!r}: {error}") from None
-        if name == "mixture":
+        if issubclass(agent_class(name), MixtureAgent):
             raise ValueError(f"{where}: member {spec!r} is a mixture; list its members instead")
     total = sum(weights.values())
     if total <= 0:

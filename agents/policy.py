@@ -40,12 +40,11 @@ from packetrow_env.seat_view import covers
 
 from .base import Agent, act_each
 from .compiled_opponent import POLICY, CompiledOpponent
+from .shipped import SHIPPED_POLICIES
 
 FORMAT_VERSION = 2  # the newest format written (for compact policies; onehot ones are written as format 1)
 ACTIVATIONS = ("tanh", "relu")
-# models/ of the repository, installed as the package packetrow_models
-SHIPPED_MODEL = Path(str(files("packetrow_models") / "ppo_packetrow.npz"))
-SHIPPED_VALUE = Path(str(files("packetrow_models") / "ppo_packetrow_value.npz"))  # its value network
+SHIPPED_MODEL = SHIPPED_POLICIES["ppo"]  # models/ppo_packetrow.npz, installed as packetrow_models
 # PolicyAgent.act_batch: one PolicyStack call up to this many rows per policy; measured
 # (benchmarks/policy_forward.py, docs/benchmarks.md): the compiled call beats a numpy forward per policy up to
 # about this many rows per policy, beyond, BLAS's products win
@@ -331,11 +330,13 @@ def check_model_path(path) -> Path:
 
 
 def load_policy(path=None) -> NumpyPolicy:
-    """A NumpyPolicy from a ``.npz`` export (numpy only, never unpickled); None: the shipped model."""
-    if path is None:
-        if not SHIPPED_MODEL.is_file():
-            raise ModelNotFoundError(f"no shipped model at {SHIPPED_MODEL}; {TRAIN_HINT}")
-        path = SHIPPED_MODEL
+    """A NumpyPolicy from a ``.npz`` export (numpy only, never unpickled); None or ``ppo``: the shipped model;
+    another name of ``SHIPPED_POLICIES`` (``robust_br60``, ...): that shipped policy."""
+    if path is None or (isinstance(path, str) and path in SHIPPED_POLICIES):
+        shipped = SHIPPED_POLICIES[path or "ppo"]
+        if not shipped.is_file():
+            raise ModelNotFoundError(f"no shipped model at {shipped}; {TRAIN_HINT}")
+        path = shipped
     path = check_model_path(path)
     if not path.is_file():
         raise ModelNotFoundError(f"no model file at {path}; {TRAIN_HINT}")

@@ -6,6 +6,8 @@ import importlib
 import inspect
 import re
 
+from .shipped import SHIPPED_POLICIES, SHIPPED_VALUE
+
 # name -> (module, class); imported on first use so that e.g. torch loads only for learned agents
 AGENTS = {
     "random": ("packetrow_agents.random_agent", "RandomAgent"),
@@ -15,12 +17,13 @@ AGENTS = {
     "search": ("packetrow_agents.search", "SearchAgent"),
     "llm": ("packetrow_agents.llm", "LLMAgent"),
     "mixture": ("packetrow_agents.mixture", "MixtureAgent"),
+    "robust": ("packetrow_agents.mixture", "RobustAgent"),
 }
 ALIASES = {"iters": "iterations", "seconds": "seconds_per_move", "time": "seconds_per_move"}
 POSITIONAL = {"ppo": "path", "mixture": "path"}  # 'ppo:models/x.npz' means 'ppo:path=models/x.npz'
 # the options naming model files the agent reads, checked wherever specs are, with the values that name no file
-# ('ppo': the shipped model)
-MODEL_OPTIONS = {"ppo": {"path": ("ppo",)},
+# but a shipped model ('ppo': the shipped policy; 'ppo:robust_br60': another shipped policy)
+MODEL_OPTIONS = {"ppo": {"path": tuple(SHIPPED_POLICIES)},
                  "search": {"policy": ("ppo",), "value": ("ppo",), "opponents": ("ppo", "policy", "heuristic")}}
 OPTION_START = re.compile(r"\s*[A-Za-z_]\w*\s*=")  # 'key=' opening a list part: an option, not an agent
 
@@ -133,23 +136,28 @@ def model_paths(name: str, options: dict) -> list:
 
 def model_files(spec: str) -> dict:
     """Every model file a spec's agent may read, by a name that holds on any machine: its own files by their path
-    as given (``model_paths``) and, for an agent with model options, the shipped policy and value network (its
-    defaults and ``ppo``)."""
+    as given (``model_paths``), the shipped policies it names by name and, for an agent with model options, the
+    shipped policy and value network (its defaults and ``ppo``); for a mixture, its file and its members' files."""
     name, options = parse_spec(spec)
-    if name == "mixture":  # the file, and its members' files
-        files = {str(path): path for path in model_paths(name, options)}
+    mixture_file = getattr(agent_class(name), "mixture_file", None)
+    if mixture_file is not None:
+        path = mixture_file(options)
+        if path is None:
+            return {}
+        files = {str(path) if name == "mixture" else f"shipped {name} mixture": path}
         try:
-            members = agent_class(name).member_specs(options["path"])
-        except (KeyError, ValueError):
+            members = agent_class(name).member_specs(path)
+        except ValueError:
             return files
         for member in members:
             files.update(model_files(member))
         return files
     if name not in MODEL_OPTIONS:
         return {}
-    from .policy import SHIPPED_MODEL, SHIPPED_VALUE
-    return {**{str(path): path for path in model_paths(name, options)}, "shipped policy": SHIPPED_MODEL,
-            "shipped value": SHIPPED_VALUE}
+    shipped = {f"shipped {options[key]}": SHIPPED_POLICIES[options[key]] for key in MODEL_OPTIONS[name]
+               if options.get(key) in SHIPPED_POLICIES and options[key] != "ppo"}
+    return {**{str(path): path for path in model_paths(name, options)}, **shipped,
+            "shipped policy": SHIPPED_POLICIES["ppo"], "shipped value": SHIPPED_VALUE}
 
 
 def make_agent(spec: str, seed: int = 0):

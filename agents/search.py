@@ -54,8 +54,9 @@ from packetrow_env.vector import VectorGame
 from .base import Agent
 from .ismcts import TERMINAL_MARGIN_WEIGHT
 from .mirror_descent import advantages, check_step, mirror_descent_policy
-from .policy import SHIPPED_VALUE, NumpyPolicy, PolicyAgent, action_model, load_policy, policy_input
+from .policy import NumpyPolicy, PolicyAgent, action_model, load_policy, policy_input
 from .policy_batch import same_architecture, stack_of
+from .shipped import SHIPPED_VALUE
 
 BELIEFS = ("uniform", "posterior")  # how the hidden starting contracts are dealt
 OPPONENT_MODELS = ("policy", "heuristic")  # who plays the other seats in the rollouts

@@ -6,7 +6,8 @@ from collections import Counter
 import pytest
 
 from packetrow_agents.heuristic import HeuristicAgent
-from packetrow_agents.mixture import MixtureAgent, read_mixture
+from packetrow_agents.mixture import SHIPPED_MIXTURE, MixtureAgent, RobustAgent, read_mixture
+from packetrow_agents.policy import SHIPPED_POLICIES, PolicyAgent, load_policy
 from packetrow_agents.random_agent import RandomAgent
 from packetrow_agents.registry import make_agent, model_files
 from packetrow_arena.tournament import TournamentError, run_tournament
@@ -58,6 +59,36 @@ def test_its_files_are_the_mixture_and_its_members_models(tmp_path):
     assert {path, "runs/a/model.npz", "shipped policy"} <= set(files)
 
 
+def same_policy(agent, path) -> bool:
+    shipped = load_policy(path)
+    return isinstance(agent, PolicyAgent) and all(
+        (a == b).all() for a, b in zip(agent.policy.weights + [agent.policy.action_weight],
+                                       shipped.weights + [shipped.action_weight]))
+
+
+def test_a_shipped_policy_is_named_in_a_spec_and_its_file_is_checked_on_resume():
+    assert set(SHIPPED_POLICIES) == {"ppo", "robust_br60", "robust_br60_br10", "robust_psro2"}
+    for name, path in SHIPPED_POLICIES.items():
+        assert same_policy(make_agent(f"ppo:{name}"), path)
+    assert model_files("ppo:robust_br60")["shipped robust_br60"] == SHIPPED_POLICIES["robust_br60"]
+    assert "shipped robust_br60" not in model_files("ppo")
+
+
+def test_robust_plays_the_shipped_psro_mixture_in_2_player_games_and_the_shipped_policy_in_others():
+    agent = make_agent("robust")
+    assert isinstance(agent, RobustAgent) and agent.name == "robust"
+    two = agent.weights(2)
+    assert set(two) == {"ppo:robust_br60", "ppo:robust_br60_br10", "ppo:robust_psro2"}
+    assert sum(two.values()) == pytest.approx(1.0) and min(two.values()) > 0.1
+    assert agent.weights(3) == agent.weights(4) == agent.weights(5) == {"ppo": 1.0}
+    played = {id(first_member(agent, seed)) for seed in range(30)}
+    assert played == {id(agent.members[spec]) for spec in two}  # each member plays some of 30 games
+    assert same_policy(first_member(agent, 0, num_players=4), SHIPPED_POLICIES["ppo"])
+    files = model_files("robust")
+    assert files["shipped robust mixture"] == SHIPPED_MIXTURE
+    assert {f"shipped {name}" for name in SHIPPED_POLICIES if name != "ppo"} <= set(files)
+
+
 @pytest.mark.parametrize("data, words", [
     ({"members": {"random": 1}}, "the keys mixture, mixture_by_players"),
     ({"mixture": {"random": 1}, "weights": {}}, "the keys mixture, mixture_by_players"),
@@ -68,6 +99,7 @@ def test_its_files_are_the_mixture_and_its_members_models(tmp_path):
     ({"mixture": {"nobody": 1}}, "unknown agent 'nobody'"),
     ({"mixture": {"ppo:path=model.zip": 1}}, "SB3 checkpoints (.zip) are not loaded"),
     ({"mixture": {"mixture:other.json": 1}}, "is a mixture; list its members instead"),
+    ({"mixture": {"robust": 1}}, "is a mixture; list its members instead"),
     ({"mixture": {"random": 1}, "mixture_by_players": {"7": {"random": 1}}}, "allowed: 2, 3, 4, 5"),
     ({"mixture": {"random": 1}, "mixture_by_players": [1]}, "must map player counts to mixtures"),
     ([1, 2], "must hold a JSON object"),

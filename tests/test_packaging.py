@@ -90,10 +90,10 @@ def test_the_installed_copy_plays_the_shipped_agent_from_an_empty_directory(inst
                            "print(packetrow_models.__file__); print(packetrow_agents.__file__)")
     assert where.returncode == 0, where.stderr
     assert all(line.startswith(str(installed)) for line in where.stdout.split()), where.stdout
-    run = _run_installed(installed, tmp_path, "-m", "packetrow_cli", "tournament", "--agents", "ppo,heuristic",
+    run = _run_installed(installed, tmp_path, "-m", "packetrow_cli", "tournament", "--agents", "ppo,robust",
                          "--players", "2", "--games", "4", "--no-progress")
     assert run.returncode == 0, run.stderr
-    assert "4 games of 2 players" in run.stdout and "ppo" in run.stdout
+    assert "4 games of 2 players" in run.stdout and "ppo" in run.stdout and "robust" in run.stdout
 
 
 def test_the_installed_copy_finds_the_main_jobs_config_from_an_empty_directory(installed, tmp_path):

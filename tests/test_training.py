@@ -327,7 +327,7 @@ def test_policy_agent_errors_say_what_to_do(tmp_path, monkeypatch):
         PolicyAgent.load(tmp_path / "missing.npz")
     with pytest.raises(ValueError, match="no model file"):  # through the registry it is bad input
         make_agent(f"ppo:path={tmp_path / 'missing.npz'}")
-    monkeypatch.setattr(policy_module, "SHIPPED_MODEL", tmp_path / "models" / "ppo_packetrow.npz")
+    monkeypatch.setitem(policy_module.SHIPPED_POLICIES, "ppo", tmp_path / "models" / "ppo_packetrow.npz")
     with pytest.raises(ModelNotFoundError, match="no shipped model.*packetrow train --config configs/quick.yaml"):
         PolicyAgent.load()
     small_policy(0, (10, 4)).save(tmp_path / "models" / "ppo_packetrow.npz")

@@ -199,7 +199,7 @@ def _run_imitate_command(args) -> int:
         check_output_file(out, ImitationError, "--out", makes_folders=True)  # before the records are replayed
         check_settings(args.epochs, args.lr, args.holdout)  # before the records are replayed
         base = "ppo" if args.policy == "ppo" else str(check_model_path(args.policy))
-        player = PolicyAgent(policy=load_policy(None if base == "ppo" else base))
+        player = PolicyAgent(policy=load_policy(base))
         decisions = recorded_decisions(args.records, args.agent, player)
         policy, report = imitate(decisions, player.policy, args.epochs, args.lr, args.holdout, args.seed,
                                  progress=not args.no_progress,

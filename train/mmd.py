@@ -64,7 +64,7 @@ def load_magnet(spec: str, observation_mode: str, observation_encoding: str) -> 
         raise ValueError(allowed)
     path = options.get("path")
     try:
-        policy = load_policy(None if path in (None, "ppo") else path)
+        policy = load_policy(path)
     except (ModelNotFoundError, ModelFormatError) as error:
         raise ValueError(f"magnet {spec!r}: {error}") from None
     size = encoder_for(observation_encoding).size_of(observation_mode)

@@ -99,7 +99,7 @@ def _activation_name(module) -> str | None:
 def load_start(start: str) -> NumpyPolicy:
     """The policy a run starts from (``--start`` of ``packetrow train`` and ``packetrow exploit``): ``ppo``, the
     shipped policy, or the path of a policy export; raises ModelNotFoundError or ModelFormatError."""
-    return load_policy(None if start == "ppo" else start)
+    return load_policy(start)
 
 
 def network_of(policy: NumpyPolicy) -> dict:
