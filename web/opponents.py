@@ -25,6 +25,7 @@ class Offered:
 # The page's opponents, in the order it lists them; a new agent is one more row.
 OFFERED = (
     Offered("ppo", "the shipped trained agent"),
+    Offered("robust", "the shipped agent that is hard to exploit: one of three trained policies a game"),
     Offered("heuristic", "rule-based"),
     Offered("random", "random legal moves"),
     Offered("ismcts:seconds=1", "tree search, 1 s a move"),
