@@ -97,8 +97,9 @@ def _activation_name(module) -> str | None:
 
 
 def load_start(start: str) -> NumpyPolicy:
-    """The policy a run starts from (``--start`` of ``packetrow train`` and ``packetrow exploit``): ``ppo``, the
-    shipped policy, or the path of a policy export; raises ModelNotFoundError or ModelFormatError."""
+    """The policy a run starts from (``--start`` of ``packetrow train`` and ``packetrow exploit``): a shipped
+    policy's name (``ppo``, ``packetrow_agents.shipped``) or the path of a policy export; raises ModelNotFoundError or
+    ModelFormatError."""
     return load_policy(start)
 
 

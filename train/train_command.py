@@ -133,7 +133,7 @@ def add_arguments(parser) -> None:
                         help="continue from an SB3 checkpoint (.zip) your own run wrote; the step count continues "
                              "up to total_timesteps. Needs --trust-checkpoint")
     parser.add_argument("--start", metavar="POLICY",
-                        help="start a fresh run from a policy export (.npz) or 'ppo' (the shipped policy): its weights "
+                        help="start a fresh run from a policy export (.npz) or a shipped policy's name ('ppo', ...): its weights "
                              "for the learner's policy and the value network's hidden layers; the config must give "
                              "the policy's observation and network. Not with --resume")
     parser.add_argument("--trust-checkpoint", action="store_true",
