@@ -28,7 +28,6 @@ import importlib
 import json
 import os
 import warnings
-from importlib.resources import files
 from pathlib import Path
 
 import numpy as np

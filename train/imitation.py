@@ -26,6 +26,7 @@ import torch
 from tqdm import tqdm
 
 from packetrow_agents.policy import NumpyPolicy, PolicyAgent, check_model_path, load_policy
+from packetrow_agents.shipped import SHIPPED_POLICIES
 from packetrow_arena.records import iter_replay, read_records
 from packetrow_arena.tournament import positive_int
 from packetrow_env.seat_view import SeatView
@@ -198,7 +199,7 @@ def _run_imitate_command(args) -> int:
             raise ImitationError(f"{out} exists; give --overwrite to replace it")
         check_output_file(out, ImitationError, "--out", makes_folders=True)  # before the records are replayed
         check_settings(args.epochs, args.lr, args.holdout)  # before the records are replayed
-        base = "ppo" if args.policy == "ppo" else str(check_model_path(args.policy))
+        base = args.policy if args.policy in SHIPPED_POLICIES else str(check_model_path(args.policy))
         player = PolicyAgent(policy=load_policy(base))
         decisions = recorded_decisions(args.records, args.agent, player)
         policy, report = imitate(decisions, player.policy, args.epochs, args.lr, args.holdout, args.seed,
@@ -229,7 +230,7 @@ def add_arguments(parser) -> None:
                              "ismcts:iters=4641,rollout=random")
     parser.add_argument("--out", required=True, metavar="PATH", help="the policy export to write (.npz)")
     parser.add_argument("--policy", default="ppo", metavar="POLICY",
-                        help="the export to start from: 'ppo' (the shipped policy, default) or a .npz path")
+                        help="the export to start from: a shipped policy's name ('ppo', the default) or a .npz path")
     parser.add_argument("--epochs", type=positive_int, default=20, help="passes over the training moves (default 20)")
     parser.add_argument("--lr", type=float, default=3e-4, help="Adam's learning rate (default 3e-4)")
     parser.add_argument("--holdout", type=float, default=0.2,
