@@ -139,14 +139,14 @@ def model_files(spec: str) -> dict:
     as given (``model_paths``), the shipped policies it names by name and, for an agent with model options, the
     shipped policy and value network (its defaults and ``ppo``); for a mixture, its file and its members' files."""
     name, options = parse_spec(spec)
-    mixture_file = getattr(agent_class(name), "mixture_file", None)
-    if mixture_file is not None:
-        path = mixture_file(options)
+    cls = agent_class(name)
+    if hasattr(cls, "mixture_file"):
+        path = cls.mixture_file(options)
         if path is None:
             return {}
         files = {str(path) if name == "mixture" else f"shipped {name} mixture": path}
         try:
-            members = agent_class(name).member_specs(path)
+            members = cls.member_specs(path)
         except ValueError:
             return files
         for member in members:
