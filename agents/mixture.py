@@ -77,10 +77,7 @@ class MixtureAgent(Agent):
     def act(self, view) -> int:
         """The action of this game's member for ``view`` (a SeatView)."""
         if self._member is None:
-            weights = self.weights(view.num_players)
-            specs = list(weights)
-            pick = np.random.default_rng(self._seed).choice(len(specs), p=list(weights.values()))
-            self._member = self.members[specs[pick]]
+            self._member = self.members[draw_member(self.weights(view.num_players), self._seed)]
             self._member.reset(self._seed)
         return self._member.act(view)
 
@@ -96,6 +93,27 @@ class RobustAgent(MixtureAgent):
     def mixture_file(options: dict) -> Path:
         """The shipped mixture file, whatever the spec."""
         return SHIPPED_MIXTURE
+
+
+def draw_member(weights: dict[str, float], seed: int) -> str:
+    """The member (spec) that a mixture of ``weights`` plays in a game where the agent's seed is ``seed``: the one
+    draw rule, which the agent plays by and ``packetrow population --members`` reads back from record files."""
+    specs = list(weights)
+    return specs[np.random.default_rng(seed).choice(len(specs), p=list(weights.values()))]
+
+
+def spec_mixture(spec: str) -> tuple[dict[str, float], dict[int, dict[str, float]]] | None:
+    """(mixture, mixture by player count) that the agent of ``spec`` plays (``read_mixture``), None for an agent
+    that is not a mixture; a ValueError for a bad spec or mixture file."""
+    from .registry import agent_class, parse_spec
+    name, options = parse_spec(spec)
+    cls = agent_class(name)
+    if not issubclass(cls, MixtureAgent):
+        return None
+    path = cls.mixture_file(options)
+    if path is None:
+        raise ValueError(f"{spec!r}: a mixture agent needs its file: mixture:PATH")
+    return read_mixture(path)
 
 
 def read_mixture(path) -> tuple[dict[str, float], dict[int, dict[str, float]]]:

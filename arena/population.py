@@ -33,10 +33,11 @@ import numpy as np
 
 from packetrow_env.user_files import check_output_folder
 
-from .records import RecordError, read_records
+from packetrow_agents.mixture import draw_member, spec_mixture
 
 from . import stats
-from .tournament import check_out_free
+from .records import RecordError, read_records
+from .tournament import check_out_free, model_hashes
 
 _TOLERANCE = 1e-9
 
@@ -184,10 +185,57 @@ def analyse(games: Sequence[dict], names: Sequence[str]) -> Population:
     return Population(list(names), payoff, low, high, count, mixture, antisymmetric @ mixture)
 
 
-def analyse_file(path) -> Population:
-    """``analyse`` on a record file (tournament or ladder); a RecordError names the file and line if it is bad."""
+def analyse_file(path, members: bool = False) -> Population:
+    """``analyse`` on a record file (tournament or ladder); a RecordError names the file and line if it is bad.
+    ``members``: each mixture agent split into the members it played (``split_mixtures``)."""
     records = read_records(path)
+    if members:
+        return analyse(*split_mixtures(records))
     return analyse(records.games, records.header["agents"])
+
+
+def split_mixtures(records) -> tuple[list[dict], list[str]]:
+    """(games, names) of ``records`` (a ``Records``) with each mixture agent's seats given, game by game, to the
+    member it drew there (``packetrow_agents.mixture.draw_member`` on the seat's agent seed), as an entry of its own
+    named ``AGENT [MEMBER]``; other agents keep theirs. A RecordError if a mixture's file is not the one the games
+    were played with (its hash in the header), since the draws could not be read back."""
+    header = records.header
+    recorded = header.get("models", {})
+    mixtures = {}
+    for entry, spec in enumerate(header["specs"]):
+        try:
+            mixture = spec_mixture(spec)
+        except ValueError as error:
+            raise RecordError(f"{records.path}: cannot read the mixture agent {spec!r}: {error}") from None
+        if mixture is None:
+            continue
+        changed = sorted(name for name, digest in model_hashes([spec]).items() if recorded.get(name) != digest)
+        if changed:
+            raise RecordError(f"{records.path}: the games were played with other files than {', '.join(changed)} "
+                              f"(its sha256 differs from the header's), so the members {spec!r} drew cannot be "
+                              "read back; use the files the games were played with")
+        mixtures[entry] = mixture
+    names, index = [], {}
+
+    def entry_of(key, name):
+        if key not in index:
+            index[key] = len(names)
+            names.append(name)
+        return index[key]
+
+    games = []
+    for game in records.games:
+        entries = []
+        for entry, seed in zip(game["entries"], game["agent_seeds"]):
+            agent = header["agents"][entry]
+            if entry in mixtures:
+                mixture, by_players = mixtures[entry]
+                member = draw_member(by_players.get(game["num_players"], mixture), seed)
+                entries.append(entry_of((entry, member), f"{agent} [{member}]"))
+            else:
+                entries.append(entry_of((entry, None), agent))
+        games.append({**game, "entries": entries})
+    return games, names
 
 
 # --------------------------------------------------------------------------- command line
@@ -201,7 +249,7 @@ def _run_population_command(args) -> int:
         except ValueError as error:
             args.parser.error(str(error))
     try:
-        population = analyse_file(args.records_file)
+        population = analyse_file(args.records_file, args.members)
     except RecordError as error:
         args.parser.error(str(error))
     table = population.format_table()
@@ -223,5 +271,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("records_file", metavar="RECORDS_JSONL", help="a records.jsonl of a tournament or ladder")
     parser.add_argument("--out", metavar="DIR",
                         help="write DIR/payoff.csv, DIR/payoff.png (the matrix as a heat map) and DIR/population.md")
+    parser.add_argument("--members", action="store_true",
+                        help="split each mixture agent (mixture:FILE, robust) into the members it drew, game by game")
     parser.add_argument("--overwrite", action="store_true", help="replace the files of an existing --out")
     parser.set_defaults(run=_run_population_command, parser=parser)

@@ -1,13 +1,19 @@
-"""Population analysis: pairwise scores and payoff intervals by hand, the maximum-entropy Nash, the command."""
+"""Population analysis: pairwise scores and payoff intervals by hand, the maximum-entropy Nash, mixtures split into
+their members, the command."""
 
+import json
 import math
 
 import numpy as np
 import pytest
 
 from packetrow_cli.main import main
-from packetrow_arena.population import analyse, analyse_file, max_entropy_nash, pair_scores, payoff_matrix
+from packetrow_agents.registry import make_agent
+from packetrow_arena.population import (analyse, analyse_file, max_entropy_nash, pair_scores, payoff_matrix,
+                                        split_mixtures)
+from packetrow_arena.records import iter_replay, read_records
 from packetrow_arena.tournament import run_tournament
+from packetrow_env.seat_view import SeatView
 
 
 def test_pair_scores_count_ties_and_copies():
@@ -97,3 +103,43 @@ def test_cli_population_bad_file_is_one_line(tmp_path, capsys):
         main(["population", str(bad)])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and f"{bad}, line 1: not a packetrow-records header" in err
+
+
+@pytest.fixture(scope="module")
+def mixture_records(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mixture")
+    mixture = out / "mixture.json"
+    mixture.write_text(json.dumps({"mixture": {"heuristic": 0.5, "random": 0.5}}))
+    run_tournament([f"mixture:{mixture}", "random"], 2, games=16, seed=3, progress=False).write(out)
+    return out / "records.jsonl", mixture
+
+
+def test_split_mixtures_names_the_member_that_played_each_game(mixture_records):
+    records_file, mixture = mixture_records
+    records = read_records(records_file)
+    games, names = split_mixtures(records)
+    members = {f"mixture:{mixture} [heuristic]": "heuristic", f"mixture:{mixture} [random]": "random"}
+    assert sorted(names) == sorted([*members, "random"])  # both members drew games in 16
+    for before, game in zip(records.games, games):
+        seat = next(s for s, e in enumerate(before["entries"]) if e == 0)
+        spec = members[names[game["entries"][seat]]]
+        member = make_agent(spec, game["agent_seeds"][seat])  # replayed, it must make every move the mixture made
+        for state, mover, action in iter_replay(records, game["index"]):
+            if mover == seat:
+                assert member.act(SeatView(state, seat, records.header["observation_mode"])) == action
+    population = analyse_file(records_file, members=True)
+    assert population.games.sum() == 2 * 16 and population.names == names
+
+
+def test_split_mixtures_refuses_a_mixture_file_changed_since(mixture_records, tmp_path, capsys):
+    records_file, mixture = mixture_records
+    copy = tmp_path / "records.jsonl"
+    copy.write_text(records_file.read_text())
+    saved = mixture.read_text()
+    mixture.write_text(json.dumps({"mixture": {"heuristic": 0.9, "random": 0.1}}))
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            main(["population", str(copy), "--members"])
+    finally:
+        mixture.write_text(saved)
+    assert exit_info.value.code == 2 and "sha256 differs" in capsys.readouterr().err
