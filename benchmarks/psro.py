@@ -12,6 +12,12 @@ oracle. Each iteration:
 4. the next mixture is the maximum-entropy Nash equilibrium of the population's meta-game (win rates, ties half;
    `packetrow_arena.population.max_entropy_nash`).
 
+`--anchors SPEC=W ...` holds each best response to general strength: a share W of its training seats is drawn
+from those agents (e.g. `--anchors ppo=0.2 heuristic=0.2`), the mixture keeping the rest (`exploit`'s
+``anchors``); it is still measured against the mixture alone. Plain best responses to a population of best
+responses become specialists that lose to players none of them trained against (docs/evaluation.md): anchored
+ones trade some of their edge against the mixture for that strength.
+
 The first population is `--members` (agent specs; the shipped policy by default). Everything is kept in `--out`
 (`psro.json`: the members, the pair results, the mixtures and the rows), so an interrupted run resumes where it
 stopped; `--iterations` may be raised on a resume. Budgets are learner steps, not minutes, so that the oracle does
@@ -33,7 +39,7 @@ import numpy as np
 
 from packetrow_arena.population import max_entropy_nash
 from packetrow_arena.tournament import run_tournament
-from packetrow_train.exploit import exploit
+from packetrow_train.exploit import ExploitError, check_anchors, exploit
 
 
 def pair_win_rate(a: str, b: str, games: int, seed: int, workers: int) -> float:
@@ -90,6 +96,15 @@ def table(state: dict) -> str:
     return "\n".join(lines)
 
 
+def anchor(text: str) -> tuple[str, float]:
+    """argparse type of SPEC=W."""
+    spec, _, weight = text.rpartition("=")
+    try:
+        return spec, float(weight)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected SPEC=WEIGHT, e.g. heuristic=0.2, got {text!r}") from None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -100,6 +115,9 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=8_000_000,
                         help="learner steps of each best response (default 8000000)")
     parser.add_argument("--start", default="ppo", help="the policy each best response starts from (default ppo)")
+    parser.add_argument("--anchors", nargs="+", type=anchor, default=[], metavar="SPEC=W",
+                        help="agents each best response also trains against, with their shares of the seats "
+                             "(default: none, a pure best response)")
     parser.add_argument("--games", type=int, default=1000,
                         help="duplicate games of each best response against its mixture (default 1000)")
     parser.add_argument("--pair-games", type=int, default=400,
@@ -110,19 +128,27 @@ def main(argv=None) -> int:
     if args.iterations < 1 or args.steps < 1 or args.games < 2 or args.games % 2 or args.pair_games < 2 \
             or args.pair_games % 2:
         parser.error("--iterations and --steps must be positive, --games and --pair-games positive and even")
+    anchors = dict(args.anchors)
+    try:
+        check_anchors(anchors)
+    except ExploitError as error:
+        parser.error(f"--anchors: {error}")
     args.out.mkdir(parents=True, exist_ok=True)
     state_file = args.out / "psro.json"
     state = json.loads(state_file.read_text()) if state_file.exists() else {
-        "members": list(args.members), "wins": {}, "rows": [], "steps": args.steps, "start": args.start}
-    if state["steps"] != args.steps or state["start"] != args.start:
-        parser.error(f"{state_file} was run with --steps {state['steps']} --start {state['start']}; resume with those")
+        "members": list(args.members), "wins": {}, "rows": [], "steps": args.steps, "start": args.start,
+        "anchors": anchors}
+    if (state["steps"], state["start"], state.get("anchors", {})) != (args.steps, args.start, anchors):
+        parser.error(f"{state_file} was run with --steps {state['steps']} --start {state['start']} --anchors "
+                     f"{' '.join(f'{a}={w:g}' for a, w in state.get('anchors', {}).items()) or '(none)'}; resume "
+                     "with those")
     complete_pairs(state, args)
     for iteration in range(len(state["rows"]) + 1, args.iterations + 1):
         weights = nash_mixture(state["members"], state["wins"])
         spec = write_mixture(args.out / f"mixture_{iteration}.json", state["members"], weights)
         print(f"iteration {iteration}: a best response to {spec}", file=sys.stderr, flush=True)
         curve = exploit(spec, 2, steps=[args.steps], games=args.games, seed=iteration, workers=args.workers,
-                        out=args.out / f"br_{iteration}", start=args.start, overwrite=True)
+                        out=args.out / f"br_{iteration}", start=args.start, overwrite=True, anchors=anchors)
         point = curve.points[0]
         state["rows"].append({"iteration": iteration, "members": list(state["members"]), "weights": weights,
                               "win_rate": point.win_rate, "low": point.low, "high": point.high,
