@@ -102,9 +102,10 @@ def draw_member(weights: dict[str, float], seed: int) -> str:
     return specs[np.random.default_rng(seed).choice(len(specs), p=list(weights.values()))]
 
 
-def spec_mixture(spec: str) -> tuple[dict[str, float], dict[int, dict[str, float]]] | None:
-    """(mixture, mixture by player count) that the agent of ``spec`` plays (``read_mixture``), None for an agent
-    that is not a mixture; a ValueError for a bad spec or mixture file."""
+def mixture_weights(spec: str, num_players: int) -> dict[str, float] | None:
+    """{member spec: probability} that the agent of ``spec`` plays in games of ``num_players`` (as its ``weights``),
+    read from its file without building its members; None for an agent that is not a mixture; a ValueError for a
+    bad spec or mixture file."""
     from .registry import agent_class, parse_spec
     name, options = parse_spec(spec)
     cls = agent_class(name)
@@ -113,7 +114,8 @@ def spec_mixture(spec: str) -> tuple[dict[str, float], dict[int, dict[str, float
     path = cls.mixture_file(options)
     if path is None:
         raise ValueError(f"{spec!r}: a mixture agent needs its file: mixture:PATH")
-    return read_mixture(path)
+    mixture, by_players = read_mixture(path)
+    return by_players.get(num_players, mixture)
 
 
 def read_mixture(path) -> tuple[dict[str, float], dict[int, dict[str, float]]]:

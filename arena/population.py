@@ -33,7 +33,7 @@ import numpy as np
 
 from packetrow_env.user_files import check_output_folder
 
-from packetrow_agents.mixture import draw_member, spec_mixture
+from packetrow_agents.mixture import draw_member, mixture_weights
 
 from . import stats
 from .records import RecordError, read_records
@@ -201,10 +201,10 @@ def split_mixtures(records) -> tuple[list[dict], list[str]]:
     were played with (its hash in the header), since the draws could not be read back."""
     header = records.header
     recorded = header.get("models", {})
-    mixtures = {}
+    weights = {}  # entry -> its members' weights, for the mixture agents
     for entry, spec in enumerate(header["specs"]):
         try:
-            mixture = spec_mixture(spec)
+            mixture = mixture_weights(spec, header["num_players"])
         except ValueError as error:
             raise RecordError(f"{records.path}: cannot read the mixture agent {spec!r}: {error}") from None
         if mixture is None:
@@ -214,7 +214,7 @@ def split_mixtures(records) -> tuple[list[dict], list[str]]:
             raise RecordError(f"{records.path}: the games were played with other files than {', '.join(changed)} "
                               f"(its sha256 differs from the header's), so the members {spec!r} drew cannot be "
                               "read back; use the files the games were played with")
-        mixtures[entry] = mixture
+        weights[entry] = mixture
     names, index = [], {}
 
     def entry_of(key, name):
@@ -228,9 +228,8 @@ def split_mixtures(records) -> tuple[list[dict], list[str]]:
         entries = []
         for entry, seed in zip(game["entries"], game["agent_seeds"]):
             agent = header["agents"][entry]
-            if entry in mixtures:
-                mixture, by_players = mixtures[entry]
-                member = draw_member(by_players.get(game["num_players"], mixture), seed)
+            if entry in weights:
+                member = draw_member(weights[entry], seed)
                 entries.append(entry_of((entry, member), f"{agent} [{member}]"))
             else:
                 entries.append(entry_of((entry, None), agent))
