@@ -123,6 +123,10 @@ class SearchAgent(Agent):
         self.opponents = opponents if isinstance(opponents, str) else "a policy"
         self.name = "search"
         self.last_rollouts = 0  # rollouts of the last decision, for benchmarks
+        # update="mmd": float64[A], the search's policy at its last decision with a choice, for distilling the
+        # search into the policy (benchmarks/expert_iteration.py): the policy's probabilities with the candidates'
+        # share of them moved by the mirror-descent update; None after a forced move or under update="sparta".
+        self.last_policy = None
         self.reset(seed)
 
     def reset(self, seed: int) -> None:
@@ -137,6 +141,7 @@ class SearchAgent(Agent):
         legal = view.legal_actions()
         if not legal:
             raise ValueError("no legal action: the mask is all zeros (is the game over, or is it another seat's turn?)")
+        self.last_policy = None
         if len(legal) == 1:
             return int(legal[0])
         deadline = None if self.seconds_per_move is None else time.perf_counter() + self.seconds_per_move
@@ -144,6 +149,7 @@ class SearchAgent(Agent):
         order = sorted(legal, key=lambda a: (-prior[a], a))
         candidates = order if self.candidates == 0 else order[:self.candidates]
         if len(candidates) == 1:  # nothing to compare: the policy's favourite
+            self.last_policy = prior if self.update == "mmd" else None
             return int(candidates[0])
         posterior = self.posterior(view) if self.belief == "posterior" else None
         waves = []
@@ -161,7 +167,10 @@ class SearchAgent(Agent):
         self.last_rollouts = done
         rewards = np.concatenate(waves)
         if self.update == "mmd":
-            return int(candidates[self.choose_by_mirror_descent(rewards, prior[candidates])])
+            updated = self.mirror_descent(rewards, prior[candidates])
+            self.last_policy = prior.copy()
+            self.last_policy[candidates] = updated * prior[candidates].sum()
+            return int(candidates[self.choose_from(updated)])
         return int(candidates[self.choose(rewards)])
 
     def mirror_descent(self, rewards: np.ndarray, prior: np.ndarray) -> np.ndarray:
@@ -174,9 +183,13 @@ class SearchAgent(Agent):
         return mirror_descent_policy(policy, advantages(rewards), self.eta, self.alpha, magnet)
 
     def choose_by_mirror_descent(self, rewards: np.ndarray, prior: np.ndarray) -> int:
-        """The index of the chosen candidate under ``update="mmd"``: the most likely under ``mirror_descent``
-        (ties: the policy's order) with ``act="argmax"``, a draw from it with ``act="sample"``."""
-        updated = self.mirror_descent(rewards, prior)
+        """The index of the chosen candidate under ``update="mmd"``: ``choose_from`` the ``mirror_descent``
+        update."""
+        return self.choose_from(self.mirror_descent(rewards, prior))
+
+    def choose_from(self, updated: np.ndarray) -> int:
+        """The index of the candidate to play from the updated policy over the candidates: its most likely (ties:
+        the policy's order) with ``act="argmax"``, a draw from it with ``act="sample"``."""
         if self.act_by == "sample":
             return int(self._rng.choice(len(updated), p=updated))
         return int(np.argmax(updated))

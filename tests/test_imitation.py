@@ -3,6 +3,8 @@ training towards an agent's moves, the command and its errors, and the export as
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -71,6 +73,28 @@ def test_imitation_moves_the_policy_towards_the_agents_moves(heuristic_decisions
     assert report["agreement_after"] > report["agreement_before"] + 0.1  # 34% -> 50% of 88 held-out moves
     assert 1 <= report["epoch_kept"] <= 8
     assert isinstance(policy, NumpyPolicy) and policy.metadata["imitation"] == report
+
+
+def test_imitation_fits_target_distributions_where_they_are_given(heuristic_decisions):
+    """Soft targets (a search's policy, for distilling it): the cross-entropy is to the distributions, and agreement
+    is with their most likely action; a target of the wrong shape is refused before training."""
+    decisions = heuristic_decisions
+    targets = np.where(decisions.masks, 1.0, 0.0)  # uniform over the legal actions, a quarter more on the recorded
+    targets[np.arange(len(decisions)), decisions.actions] += decisions.masks.sum(1) / 4
+    targets = (targets / targets.sum(1, keepdims=True)).astype(np.float32)
+    soft = dataclasses.replace(decisions, targets=targets)
+    policy, report = imitate(soft, load_policy(), epochs=8, learning_rate=1e-3, seed=0)
+    assert report["cross_entropy_after"] < report["cross_entropy_before"]
+
+    def recorded_probability(fitted):  # mean probability of the recorded moves, which the targets favour
+        logits = np.where(decisions.masks, fitted.logits(decisions.observations), -np.inf)
+        probabilities = np.exp(logits - logits.max(1, keepdims=True))
+        probabilities /= probabilities.sum(1, keepdims=True)
+        return probabilities[np.arange(len(decisions)), decisions.actions].mean()
+
+    assert recorded_probability(policy) > recorded_probability(load_policy()) + 0.05
+    with pytest.raises(ImitationError, match=r"targets must be one distribution over the \d+ actions"):
+        imitate(dataclasses.replace(decisions, targets=targets[:, :5]), load_policy())
 
 
 @pytest.mark.parametrize("options, words", [

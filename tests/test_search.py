@@ -170,6 +170,29 @@ def test_sampled_mirror_descent_follows_the_updated_policy():
     assert abs(np.mean(picks) - updated[1]) < 0.04  # e / (1 + e) = 0.73, within four standard errors
 
 
+def test_the_search_policy_is_the_policy_with_the_candidates_share_moved_by_the_update(monkeypatch):
+    """last_policy under update=mmd: the policy's probabilities outside the candidates, and the candidates' share of
+    them split as mirror_descent splits it; the action played is the most likely candidate under it."""
+    agent = SearchAgent(seed=1, rollouts=16, candidates=3, update="mmd")
+    rewards = np.array([[0.0, 0.5, -1.0], [1.0, 1.5, 0.0], [-1.0, -0.5, -1.0]])  # candidate 1 gains every deal
+    monkeypatch.setattr(agent, "_rollouts", lambda deals, candidates, seat: rewards[:len(deals)])
+    game = Game.new(2, seed=3)
+    view = SeatView(game, game.current_player)
+    prior = agent.player.action_probabilities(view)
+    candidates = sorted(np.flatnonzero(prior), key=lambda a: (-prior[a], a))[:3]
+    action = agent.act(view)
+    assert action == candidates[1]
+    searched = agent.last_policy
+    assert searched.shape == prior.shape and searched.sum() == pytest.approx(1.0)
+    others = np.setdiff1d(np.arange(len(prior)), candidates)
+    np.testing.assert_array_equal(searched[others], prior[others])
+    share = prior[candidates].sum()
+    np.testing.assert_allclose(searched[candidates], share * agent.mirror_descent(rewards, prior[candidates]))
+    assert searched[candidates[1]] > prior[candidates[1]]
+    SearchAgent(rollouts=16).act(view)  # SPARTA's rule has no policy to give
+    assert SearchAgent(rollouts=16).last_policy is None
+
+
 def test_a_heuristic_opponent_model_plays_every_other_seat_in_the_rollouts(monkeypatch):
     import packetrow_agents.heuristic_batch as heuristic_batch
 

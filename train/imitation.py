@@ -47,6 +47,9 @@ class Decisions:
     masks: np.ndarray  # bool[N, A]: the legal actions among the policy's outputs
     actions: np.ndarray  # int64[N]
     games: np.ndarray  # int64[N]: which game (numbered across the files), for a split by game
+    # float32[N, A] or None: a distribution over the actions to fit instead of the played action (a search's
+    # policy, for distilling it: ``SearchAgent.last_policy``), zero on illegal actions
+    targets: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -137,9 +140,10 @@ def check_settings(epochs: int, learning_rate: float, holdout: float) -> None:
 
 def imitate(decisions: Decisions, policy: NumpyPolicy, epochs: int = 20, learning_rate: float = 3e-4,
             holdout: float = 0.2, seed: int = 0, progress: bool = False, metadata: dict | None = None):
-    """(the fine-tuned NumpyPolicy, a report): ``policy`` trained towards ``decisions``' actions, the epoch with the
-    lowest held-out cross-entropy kept; the report gives the held-out agreement and cross-entropy before and
-    after, the epoch kept and the counts."""
+    """(the fine-tuned NumpyPolicy, a report): ``policy`` trained towards ``decisions``' actions (or, where
+    ``decisions.targets`` is given, towards those distributions: the cross-entropy to them, and agreement with
+    their most likely action), the epoch with the lowest held-out cross-entropy kept; the report gives the
+    held-out agreement and cross-entropy before and after, the epoch kept and the counts."""
     check_settings(epochs, learning_rate, holdout)
     games = np.unique(decisions.games)
     held = max(1, round(holdout * len(games)))
@@ -152,7 +156,14 @@ def imitate(decisions: Decisions, policy: NumpyPolicy, epochs: int = 20, learnin
     train_rows, test_rows = np.flatnonzero(~test), np.flatnonzero(test)
     x = torch.as_tensor(decisions.observations)
     masks = torch.as_tensor(decisions.masks)
-    y = torch.as_tensor(decisions.actions)
+    if decisions.targets is None:
+        y = torch.as_tensor(decisions.actions)
+    else:
+        if decisions.targets.shape != decisions.masks.shape:
+            raise ImitationError(f"targets must be one distribution over the {decisions.masks.shape[1]} actions a "
+                                 f"decision, float[{len(decisions)}, {decisions.masks.shape[1]}]; got shape "
+                                 f"{decisions.targets.shape}")
+        y = torch.as_tensor(decisions.targets, dtype=torch.float32)
     model = torch_policy(policy)
 
     def masked_logits(rows):
@@ -161,7 +172,8 @@ def imitate(decisions: Decisions, policy: NumpyPolicy, epochs: int = 20, learnin
     def measure(rows) -> tuple[float, float]:
         with torch.no_grad():
             logits = masked_logits(rows)
-            return ((logits.argmax(1) == y[rows]).double().mean().item(),
+            best = y[rows] if y.dim() == 1 else y[rows].argmax(1)
+            return ((logits.argmax(1) == best).double().mean().item(),
                     torch.nn.functional.cross_entropy(logits, y[rows]).item())
 
     before = measure(test_rows)
