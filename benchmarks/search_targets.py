@@ -72,14 +72,20 @@ def labelled_game(args, index: int) -> list[tuple]:
     return rows
 
 
+def chunk_path(args, first: int) -> Path:
+    """The file of the chunk of games starting at game ``first`` (named by its first and last game, so that a
+    chunk cut short by a smaller --games is labelled again in full when --games grows)."""
+    return args.decisions / f"games_{first:06d}_{min(first + args.chunk_size, args.games) - 1:06d}.npz"
+
+
 def _chunk(first: int) -> int:
     """Label the games of the chunk starting at game ``first`` and write them to the decisions folder."""
     args = _ARGS
     games = range(first, min(first + args.chunk_size, args.games))
     rows = [(index, row) for index in games for row in labelled_game(args, index)]
-    path = args.decisions / f"games_{first:06d}.npz"
+    path = chunk_path(args, first)
     temporary = path.with_suffix(".tmp.npz")
-    np.savez(temporary, observations=np.array([r[0] for _, r in rows], np.float32),
+    np.savez_compressed(temporary, observations=np.array([r[0] for _, r in rows], np.float32),
              masks=np.array([r[1] for _, r in rows], bool), actions=np.array([r[2] for _, r in rows], np.int64),
              games=np.array([i for i, _ in rows], np.int64),
              targets=np.array([r[3] for _, r in rows], np.float32) if args.targets == "policy" else np.zeros(0))
@@ -88,16 +94,24 @@ def _chunk(first: int) -> int:
 
 
 def collect(args) -> Decisions:
-    """Every labelled decision of ``args.games`` games, labelling the chunks not yet in ``args.decisions``."""
+    """Every labelled decision of ``args.games`` games, labelling the chunks not yet in ``args.decisions``; chunks
+    labelled with other settings (``settings.json`` beside them) are refused, not mixed in."""
     args.decisions.mkdir(parents=True, exist_ok=True)
+    settings = {key: str(getattr(args, key)) for key in ("policy", "search", "opponent", "targets", "players", "seed",
+                                                           "chunk_size")}
+    recorded = args.decisions / "settings.json"
+    if recorded.exists() and json.loads(recorded.read_text()) != settings:
+        raise SystemExit(f"{args.decisions} holds games labelled with other settings ({recorded.read_text().strip()});"
+                         f" give another --out, or the same settings to resume (only --games may grow)")
+    recorded.write_text(json.dumps(settings) + "\n")
     starts = range(0, args.games, args.chunk_size)
-    todo = [s for s in starts if not (args.decisions / f"games_{s:06d}.npz").exists()]
+    todo = [s for s in starts if not chunk_path(args, s).exists()]
     with tqdm(total=args.games, initial=args.games - sum(min(args.chunk_size, args.games - s) for s in todo),
               desc="search games", unit="game") as bar:
         with multiprocessing.get_context("fork").Pool(args.workers, _init, (args,)) as pool:
             for done in pool.imap_unordered(_chunk, todo):
                 bar.update(done)
-    parts = [np.load(args.decisions / f"games_{s:06d}.npz") for s in starts]
+    parts = [np.load(chunk_path(args, s)) for s in starts]
     joined = {key: np.concatenate([p[key] for p in parts]) for key in ("observations", "masks", "actions", "games")}
     targets = np.concatenate([p["targets"] for p in parts]) if args.targets == "policy" else None
     return Decisions(**joined, targets=targets)
