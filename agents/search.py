@@ -124,7 +124,7 @@ class SearchAgent(Agent):
         self.name = "search"
         self.last_rollouts = 0  # rollouts of the last decision, for benchmarks
         # update="mmd": float64[A], the search's policy at its last decision with a choice, for distilling the
-        # search into the policy (benchmarks/expert_iteration.py): the policy's probabilities with the candidates'
+        # search into the policy (benchmarks/search_targets.py): the policy's probabilities with the candidates'
         # share of them moved by the mirror-descent update; None after a forced move or under update="sparta".
         self.last_policy = None
         self.reset(seed)

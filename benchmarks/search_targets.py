@@ -32,7 +32,7 @@ import numpy as np
 from tqdm import tqdm
 
 import packetrow_env
-from packetrow_agents.policy import PolicyAgent, check_model_path, load_policy
+from packetrow_agents.policy import check_model_path, load_policy
 from packetrow_agents.registry import make_agent
 from packetrow_agents.shipped import SHIPPED_POLICIES
 from packetrow_arena.tournament import positive_int as positive, run_tournament
@@ -86,9 +86,11 @@ def _chunk(first: int) -> int:
     path = chunk_path(args, first)
     temporary = path.with_suffix(".tmp.npz")
     np.savez_compressed(temporary, observations=np.array([r[0] for _, r in rows], np.float32),
-             masks=np.array([r[1] for _, r in rows], bool), actions=np.array([r[2] for _, r in rows], np.int64),
-             games=np.array([i for i, _ in rows], np.int64),
-             targets=np.array([r[3] for _, r in rows], np.float32) if args.targets == "policy" else np.zeros(0))
+                        masks=np.array([r[1] for _, r in rows], bool),
+                        actions=np.array([r[2] for _, r in rows], np.int64),
+                        games=np.array([i for i, _ in rows], np.int64),
+                        targets=np.array([r[3] for _, r in rows], np.float32) if args.targets == "policy"
+                        else np.zeros(0))
     os.replace(temporary, path)  # a chunk is there whole or not at all
     return len(games)
 
