@@ -149,7 +149,8 @@ class SearchAgent(Agent):
         order = sorted(legal, key=lambda a: (-prior[a], a))
         candidates = order if self.candidates == 0 else order[:self.candidates]
         if len(candidates) == 1:  # nothing to compare: the policy's favourite
-            self.last_policy = prior if self.update == "mmd" else None
+            if self.update == "mmd":
+                self.last_policy = prior
             return int(candidates[0])
         posterior = self.posterior(view) if self.belief == "posterior" else None
         waves = []
@@ -168,8 +169,8 @@ class SearchAgent(Agent):
         rewards = np.concatenate(waves)
         if self.update == "mmd":
             updated = self.mirror_descent(rewards, prior[candidates])
-            self.last_policy = prior.copy()
-            self.last_policy[candidates] = updated * prior[candidates].sum()
+            prior[candidates] = updated * prior[candidates].sum()  # the candidates' share, moved by the update
+            self.last_policy = prior
             return int(candidates[self.choose_from(updated)])
         return int(candidates[self.choose(rewards)])
 
