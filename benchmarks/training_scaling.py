@@ -1,10 +1,10 @@
 """Training's scaling with the machine: learner steps/s of the main job against rollout workers and the update's
-device, and the time to 65% in 4-player games against three heuristics. One command, one time limit.
+device and precision, and the time to 65% in 4-player games against three heuristics. One command, one time limit.
 
 Each throughput line is one ``train()`` run of ``configs/quick.yaml`` (pipeline on, evaluations, checkpoints and
 logs off) for ``--steps`` learner steps with ``workers`` rollout processes (1, 2, 4, 8, 16 up to the usable
-cores; ``--workers`` to choose) and the update on each device of ``--devices`` (cuda only where torch finds one);
-the rate is learner steps over ``train()``'s wall time, setup and forks included. Then one run with the fastest
+cores; ``--workers`` to choose) and the update on each device of ``--devices`` (cuda only where torch finds one)
+in each precision of ``--precisions`` (fp32, and bf16 where the device computes it natively); the rate is learner steps over ``train()``'s wall time, setup and forks included. Then one run with the fastest
 setting evaluates every ``--eval-every`` learner steps (``--eval-games`` 4-player games against three
 heuristics, seat-rotated) and stops at 65% or at the first evaluation past the time limit. Runs that would start past
 ``--limit`` seconds are skipped and say so. Writes a Markdown table (``--out``, and stdout).
@@ -30,7 +30,7 @@ import yaml
 from tqdm import tqdm
 
 from packetrow_train.config import config_from_dict
-from packetrow_train.machine import usable_cores
+from packetrow_train.machine import native_bf16, usable_cores
 from packetrow_train.selfplay import train
 
 QUICK = Path(__file__).resolve().parent.parent / "configs" / "quick.yaml"
@@ -85,6 +85,9 @@ def main(argv=None) -> int:
     parser.add_argument("--devices", nargs="+", choices=["cpu", "cuda"],
                         default=["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"],
                         help="the update's devices (default: cpu, and cuda where torch finds one)")
+    parser.add_argument("--precisions", nargs="+", choices=["fp32", "bf16"],
+                        help="the update's precisions (default: fp32, and bf16 on the devices that compute it "
+                             "natively)")
     parser.add_argument("--limit", type=float, default=420.0,
                         help="seconds for the whole benchmark; runs that would start later are skipped (default 420)")
     parser.add_argument("--eval-every", type=int, default=250_000,
@@ -105,27 +108,29 @@ def main(argv=None) -> int:
     lines = [f"{datetime.datetime.now():%Y-%m-%d %H:%M} on {platform.node()}: {cores} usable cores{gpu}; "
              f"Python {platform.python_version()}, numpy {np.__version__}, torch {torch.__version__}; "
              f"configs/quick.yaml, {args.steps:,} learner steps per run", "",
-             "| workers | update device | learner steps/s |", "|---:|---|---:|"]
+             "| workers | update device | precision | learner steps/s |", "|---:|---|---|---:|"]
     rate(quick(16_384, 1, "cpu"))  # warm-up: numba's compiling and first imports are not measured
-    best = (0.0, 1, "cpu")
-    runs = [(w, d) for d in args.devices for w in args.workers]
-    for workers, device in tqdm(runs, desc="throughput runs"):
+    best = (0.0, 1, "cpu", "fp32")
+    runs = [(w, d, p) for d in args.devices
+            for p in (args.precisions or ["fp32"] + (["bf16"] if native_bf16(torch.device(d)) else []))
+            for w in args.workers]
+    for workers, device, precision in tqdm(runs, desc="throughput runs"):
         if time.monotonic() > deadline:
-            lines.append(f"| {workers} | {device} | skipped: past the time limit |")
+            lines.append(f"| {workers} | {device} | {precision} | skipped: past the time limit |")
             continue
-        measured = rate(quick(args.steps, workers, device))
-        best = max(best, (measured, workers, device))
-        lines.append(f"| {workers} | {device} | {measured:,.0f} |")
-    _, workers, device = best
+        measured = rate(quick(args.steps, workers, device, precision=precision))
+        best = max(best, (measured, workers, device, precision))
+        lines.append(f"| {workers} | {device} | {precision} | {measured:,.0f} |")
+    _, workers, device, precision = best
     left = deadline - time.monotonic()
     if left > 0:
-        reached, top, steps = time_to_target(quick(args.target_steps, workers, device), args.eval_every,
-                                             args.eval_games, deadline)
+        reached, top, steps = time_to_target(quick(args.target_steps, workers, device, precision=precision),
+                                             args.eval_every, args.eval_games, deadline)
         result = (f"{reached:.0f} s of training" if reached is not None else
                   f"not reached in {left:.0f} s (best {100 * top:.0f}%)")
         lines += ["", f"Time to {100 * TARGET:.0f}% in 4-player games against three heuristics (workers {workers}, "
-                  f"update on {device}, {args.eval_games} games every {args.eval_every:,} steps, learning rate "
-                  f"over {args.target_steps:,} steps): {result}, {steps:,} learner steps."]
+                  f"update on {device} in {precision}, {args.eval_games} games every {args.eval_every:,} steps, "
+                  f"learning rate over {args.target_steps:,} steps): {result}, {steps:,} learner steps."]
     else:
         lines += ["", f"Time to {100 * TARGET:.0f}%: skipped, past the time limit."]
     text = "\n".join(lines)

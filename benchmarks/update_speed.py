@@ -7,6 +7,7 @@ BLAS on one and Adam's fused kernel (``fast_adam``), as the trainer sets them:
 - ``sb3``: MaskablePPO.train with sb3-contrib's own policy class (its distribution objects);
 - ``sb3 + lean forward``: MaskablePPO.train with the LeanMaskablePolicy, the trainer's update before MMD;
 - ``ppo_update``: the update written out (train/ppo_update.py), MMD off, the trainer's update now;
+- ``ppo_update, precision bf16``: the same with the hidden layers in bfloat16 (the config's ``precision: bf16``);
 - ``ppo_update + mmd uniform`` and ``ppo_update + mmd ppo``: with MMD's terms, the magnet uniform or the shipped
   policy (a numpy forward of the magnet per minibatch).
 Prints a Markdown table, then what the collection of each variant's rollout took, for scale.
@@ -85,10 +86,11 @@ def main() -> None:
            "ppo": MMD(load_policy(), 0.05, 0.005, "geometric", 0.05)}
     if config.env.observation_encoding != "compact" or config.env.observation_mode != "tracked":
         del mmd["ppo"]  # the shipped policy reads tracked compact observations only
-    variants = [("sb3", MaskableActorCriticPolicy, MaskablePPO.train, None),
-                ("sb3 + lean forward", LeanMaskablePolicy, MaskablePPO.train, None),
-                ("ppo_update", LeanMaskablePolicy, ppo_update.update, None),
-                *((f"ppo_update + mmd {name}", LeanMaskablePolicy, ppo_update.update, terms)
+    variants = [("sb3", MaskableActorCriticPolicy, MaskablePPO.train, None, None),
+                ("sb3 + lean forward", LeanMaskablePolicy, MaskablePPO.train, None, None),
+                ("ppo_update", LeanMaskablePolicy, ppo_update.update, None, None),
+                ("ppo_update, precision bf16", LeanMaskablePolicy, ppo_update.update, None, torch.bfloat16),
+                *((f"ppo_update + mmd {name}", LeanMaskablePolicy, ppo_update.update, terms, None)
                   for name, terms in mmd.items())]
     rollout = config.ppo.n_steps * config.env.n_envs
     print(f"torch {torch.__version__}, stable-baselines3 {stable_baselines3.__version__}, sb3-contrib "
@@ -96,10 +98,10 @@ def main() -> None:
           f"thread(s); config {config.name}: {rollout:,} steps a rollout, batch {config.ppo.batch_size}, "
           f"{config.ppo.n_epochs} epochs\n")
     rows, collections = [], []
-    for name, policy_class, update, terms in tqdm(variants, desc="updates"):
+    for name, policy_class, update, terms, dtype in tqdm(variants, desc="updates"):
         model, collected = model_with_a_rollout(config, policy_class)
         collections.append(collected)
-        model.mmd = terms
+        model.mmd, model.update_dtype = terms, dtype
         with single_threaded_openblas():  # as in training: the magnet's numpy forward on one core
             times = seconds(model, update, args.repeat)
         rows.append((name, statistics.median(times), min(times)))

@@ -97,6 +97,20 @@ def test_the_limit_is_the_memory_available(machine):
         VectorGame(2, seeds=(seed for seed in range(10**12)))  # an iterator is read only up to the 11th seed
 
 
+def test_a_redeal_allocates_nothing_so_only_its_player_counts_are_checked(machine):
+    """Re-dealing games of a batch (every new game of a training env) reuses the batch's arrays: it is not refused
+    for memory, even with none left, while a bad player count still is, before any game changes."""
+    vg = VectorGame([2, 3], seeds=[0, 1])
+    machine(0)
+    vg.reset([0, 1], num_players=[4, 5])
+    assert vg.num_players.tolist() == [4, 5]
+    with pytest.raises(ValueError, match="num_players has 1 entries for 2 games; give one per game"):
+        vg.reset([0, 1], num_players=[2])
+    with pytest.raises(ValueError, match="num_players must be integers from 2 to 5, got 6"):
+        vg.reset([0], num_players=6)
+    assert vg.num_players.tolist() == [4, 5]
+
+
 def test_a_games_estimate_is_about_what_a_batch_holds():
     VectorGame(4, seeds=[0]).observe("full")  # compiled kernels and their caches first: not the batch's
 

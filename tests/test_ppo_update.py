@@ -20,6 +20,7 @@ from packetrow_env.engine import Game  # noqa: E402
 from packetrow_env.seat_view import SeatView  # noqa: E402
 from packetrow_train import ppo_update  # noqa: E402
 from packetrow_train.config import ConfigError, config_from_dict, load_config  # noqa: E402
+from packetrow_train.machine import native_bf16, update_dtype  # noqa: E402
 from packetrow_train.mmd import MMD, mmd_of  # noqa: E402
 from packetrow_train.policy_export import export_policy  # noqa: E402
 from packetrow_train.rollout import RolloutPPO  # noqa: E402
@@ -242,3 +243,63 @@ def test_the_mmd_config_trains_from_a_plain_checkpoint_and_its_checkpoints_keep_
     assert agent.observation_encoding == "compact" and agent.metadata["num_timesteps"] == mmd.model.num_timesteps
     game = Game.new(num_players=2, seed=0)
     game.step(agent.act(SeatView(game)))
+
+
+def _flat_step(after: dict, before: dict) -> torch.Tensor:
+    return torch.cat([(after[k] - before[k]).flatten() for k in before if before[k].is_floating_point()])
+
+
+def test_a_bf16_update_keeps_float32_weights_and_heads_and_steps_as_the_float32_one():
+    """With ``update_dtype`` bfloat16 (the config's precision: bf16) the hidden layers run under autocast: the
+    heads' outputs, the log-probabilities and every weight stay float32, the log-probabilities are those of the
+    float32 forward to bfloat16's rounding, and the update's step points the way of the float32 update's."""
+    model = _model_with_a_rollout(False)
+    batch = next(model.rollout_buffer.get(64))
+    masks = torch.as_tensor(batch.action_masks, dtype=torch.bool)
+    with torch.no_grad():
+        full = ppo_update.evaluate(model.policy, batch.observations, batch.actions, masks)
+        half = ppo_update.evaluate(model.policy, batch.observations, batch.actions, masks, torch.bfloat16)
+    for exact, rounded in zip(full, half):
+        assert rounded.dtype == torch.float32
+        torch.testing.assert_close(rounded, exact, atol=0.05, rtol=0.02)
+    before = {k: v.clone() for k, v in model.policy.state_dict().items()}
+    float32, _ = _after(model, ppo_update.update)
+    model.update_dtype = torch.bfloat16
+    bfloat16, logged = _after(model, ppo_update.update)
+    assert all(bfloat16[k].dtype == before[k].dtype for k in before)
+    exact, rounded = _flat_step(float32, before), _flat_step(bfloat16, before)
+    assert rounded.abs().sum() > 0
+    assert torch.nn.functional.cosine_similarity(exact, rounded, dim=0) > 0.9
+    assert np.isfinite(logged["train/loss"])
+
+
+def test_the_precision_picks_the_updates_autocast_dtype_and_a_bad_one_is_refused():
+    """fp32 is float32 throughout, bf16 bfloat16 hidden layers wherever asked, auto bfloat16 only where the
+    device computes it natively; any other precision is a ConfigError naming the choices, and so is bf16 with a
+    belief head (whose trainer is float32)."""
+    cpu = torch.device("cpu")
+    assert update_dtype("fp32", cpu) is None and update_dtype("bf16", cpu) is torch.bfloat16
+    assert update_dtype("auto", cpu) is (torch.bfloat16 if native_bf16(cpu) else None)
+    assert load_config("quick").precision == "fp32"  # the main job as measured (docs/training.md)
+    with pytest.raises(ConfigError, match="precision must be one of auto, fp32, bf16, got 'fp16'"):
+        config_from_dict(tiny(precision="fp16"))
+    belief = tiny(precision="bf16", pipeline=False)
+    belief["ppo"]["belief_head"] = 0.5
+    with pytest.raises(ConfigError, match="precision 'bf16' needs ppo.belief_head 0 .got 0.5.: the belief head's "
+                                          "trainer updates in float32"):
+        config_from_dict(belief)
+
+
+def test_a_bf16_run_reproduces_from_its_seed(tmp_path):
+    """Two runs of one bf16 config and seed train the same weights (autocast's arithmetic is deterministic on the
+    CPU too)."""
+    def run(name):
+        data = tiny(total_timesteps=512, precision="bf16")
+        data["eval"].update(every=0, final_games=0)
+        data["checkpoint"]["every"] = 0
+        data["log"]["tensorboard"] = False
+        return train(config_from_dict(data), out=tmp_path / name).model
+    first, second = run("a"), run("b")
+    assert first.update_dtype is torch.bfloat16
+    for (key, a), b in zip(first.policy.state_dict().items(), second.policy.state_dict().values()):
+        assert torch.equal(a, b), key

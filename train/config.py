@@ -41,6 +41,7 @@ LEAGUE_STARTS = ("scratch", "main")
 TRAINERS = ("sb3", "rllib")  # rllib: rllib_selfplay.py, needs the [ray] extra
 MAX_THREADS = 256  # torch threads: far more than any machine's cores, far below what torch fails on (a million)
 DEVICES = ("auto", "cpu", "cuda")
+PRECISIONS = ("auto", "fp32", "bf16")
 AUTO = "auto"  # a key whose default is AUTO may take an integer too
 SEED_LIMIT = 2**32  # numpy's legacy seeding, which SB3 uses, takes 32 bits
 
@@ -332,6 +333,12 @@ class TrainConfig:
                                 "there is fork: Linux; elsewhere the pipeline's one thread collects)", AUTO)
     device: str = option("the PPO update's torch device: auto (cuda where torch finds one, else cpu) | cpu | cuda; "
                          "the env and rollouts stay on the CPU", "auto")
+    precision: str = option("the PPO update's arithmetic: fp32 | bf16 (the hidden layers' matrix products in "
+                            "bfloat16 under torch's autocast; the weights, the policy and value heads, the losses "
+                            "and Adam in float32) | auto (bf16 where the update's device computes bfloat16 "
+                            "natively: a CPU with AVX512-BF16 or AMX, a CUDA GPU that supports it; else fp32); the "
+                            "belief head's trainer is fp32 always",
+                            "fp32")
     env: EnvConfig = option("the training games", factory=EnvConfig)
     pool: PoolConfig = option("the opponent pool", factory=PoolConfig)
     league: LeagueConfig = option("exploiters of the main agent in the pool", factory=LeagueConfig)
@@ -401,6 +408,10 @@ def check_config(config: TrainConfig, source: str = "config") -> TrainConfig:
     config.eval.num_players = _player_counts(f"{source}: eval.num_players", config.eval.num_players)
     choice("trainer", config.trainer, ("sb3",))
     choice("device", config.device, DEVICES)
+    choice("precision", config.precision, PRECISIONS)
+    if config.precision == "bf16" and config.ppo.belief_head:
+        raise ConfigError(f"{source}: precision 'bf16' needs ppo.belief_head 0 (got {config.ppo.belief_head}): the "
+                          "belief head's trainer updates in float32; use fp32 or auto (fp32 there)")
     if config.workers != AUTO:
         if isinstance(config.workers, str) or config.workers < 1:
             raise ConfigError(f"{source}: workers must be auto or an integer >= 1, got {config.workers!r}")

@@ -1,8 +1,10 @@
-"""What a training run uses of the machine: the rollout workers' count and the PPO update's torch device.
+"""What a training run uses of the machine: the rollout workers' count and the PPO update's torch device and
+arithmetic.
 
 ``workers: auto`` is the machine's cores minus one (the update's), at least one; ``device: auto`` is CUDA where
-torch finds a CUDA device, else the CPU. Nothing needs a GPU: the env, the rollouts and the exported policies stay
-on the CPU, and only the update runs on ``device``.
+torch finds a CUDA device, else the CPU; ``precision: auto`` is bfloat16 where that device computes it natively,
+else float32. Nothing needs a GPU: the env, the rollouts and the exported policies stay on the CPU, and only the
+update runs on ``device``.
 """
 
 from __future__ import annotations
@@ -50,3 +52,20 @@ def update_device(device: str) -> torch.device:
         raise ConfigError(f"device 'cuda': torch {torch.__version__} ({built}) finds no CUDA device on this "
                           "machine; use device: cpu, or auto (CUDA where there is one, else the CPU)")
     return torch.device(device)
+
+
+def native_bf16(device: torch.device) -> bool:
+    """Whether ``device`` computes bfloat16 matrix products natively: a CPU with AVX512-BF16 or AMX (as torch's
+    CPU module reports them), a CUDA device that torch says supports bfloat16."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    probes = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")  # torch.cpu's own; one torch lacks is a no
+    return any(getattr(torch.cpu, probe, lambda: False)() for probe in probes)
+
+
+def update_dtype(precision: str, device: torch.device) -> torch.dtype | None:
+    """The autocast dtype of the PPO update's hidden layers for the config's ``precision`` (auto | fp32 | bf16) on
+    ``device``: torch.bfloat16, or None for float32 throughout."""
+    if precision == "bf16" or (precision == "auto" and native_bf16(device)):
+        return torch.bfloat16
+    return None

@@ -22,16 +22,22 @@ LOG_PROB_FLOOR = -80.0
 MASKED = -1e8  # sb3-contrib's logit for an illegal action
 
 
-def evaluate(policy, observations: torch.Tensor, actions: torch.Tensor, masks):
+def evaluate(policy, observations: torch.Tensor, actions: torch.Tensor, masks, dtype: torch.dtype | None = None):
     """(values (n, 1), log-probabilities of ``actions``, entropies, masked log-probabilities of every action) of
     an SB3 actor-critic policy on a batch: its ``evaluate_actions`` with masks (to float rounding) in fewer
-    operations, and the whole distribution, which MMD's magnet term needs."""
-    features = policy.extract_features(observations)
-    if policy.share_features_extractor:
-        latent_pi, latent_vf = policy.mlp_extractor(features)
-    else:
-        latent_pi = policy.mlp_extractor.forward_actor(features[0])
-        latent_vf = policy.mlp_extractor.forward_critic(features[1])
+    operations, and the whole distribution, which MMD's magnet term needs. With ``dtype`` (torch.bfloat16) the
+    features and hidden layers run under torch's autocast in that dtype; the heads, and all that follows, in
+    float32."""
+    with torch.autocast(observations.device.type, dtype=dtype, enabled=dtype is not None):
+        features = policy.extract_features(observations)
+        if policy.share_features_extractor:
+            latent_pi, latent_vf = policy.mlp_extractor(features)
+        else:
+            latent_pi = policy.mlp_extractor.forward_actor(features[0])
+            latent_vf = policy.mlp_extractor.forward_critic(features[1])
+    # the heads in float32: the log-probabilities' ratio to the behaviour policy's is what PPO clips, and a
+    # bfloat16 logit's rounding (about 1 part in 256) would be noise of a few percent in it
+    latent_pi, latent_vf = latent_pi.float(), latent_vf.float()
     logits = policy.action_net(latent_pi)
     illegal = ~torch.as_tensor(masks, dtype=torch.bool).reshape(logits.shape)
     log_p = logits.masked_fill(illegal, MASKED).log_softmax(dim=-1)
@@ -71,8 +77,9 @@ def mmd_terms(mmd, log_p: torch.Tensor, log_prob: torch.Tensor, entropy: torch.T
 
 def update(model) -> None:
     """One PPO update of ``model`` (a MaskablePPO with a full rollout buffer and a Discrete action space), plus
-    ``model.mmd``'s terms when it is set (an ``mmd.MMD``)."""
-    policy, mmd = model.policy, getattr(model, "mmd", None)
+    ``model.mmd``'s terms when it is set (an ``mmd.MMD``), its hidden layers in ``model.update_dtype`` when that
+    is set (``evaluate``)."""
+    policy, mmd, dtype = model.policy, getattr(model, "mmd", None), getattr(model, "update_dtype", None)
     policy.set_training_mode(True)
     model._update_learning_rate(policy.optimizer)
     progress = model._current_progress_remaining
@@ -86,7 +93,8 @@ def update(model) -> None:
         approx_kl_divs = []
         for batch in model.rollout_buffer.get(model.batch_size):
             masks = torch.as_tensor(batch.action_masks, dtype=torch.bool)
-            values, log_prob, entropy, log_p = evaluate(policy, batch.observations, batch.actions, masks)
+            values, log_prob, entropy, log_p = evaluate(policy, batch.observations, batch.actions, masks,
+                                                           dtype)
             values = values.flatten()
             advantages = batch.advantages
             if model.normalize_advantage:

@@ -89,6 +89,7 @@ class RolloutPPO(MaskablePPO):
     pipeline = False  # the trainer sets it from the config's pipeline
     pipeline_in_process = True  # the pipeline's rollouts in a forked process where available (else a thread)
     mmd = None  # an mmd.MMD adds its terms to the update; the trainer sets it from the config's mmd section
+    update_dtype = None  # torch.bfloat16: the update's hidden layers under autocast (the config's precision)
     workers = 1  # the pipeline's rollout processes, each stepping its own part of the games (the trainer sets it)
     _worker = None
     _unfinished = None  # (last observations, dones) of a rollout whose values and advantages are still to come
@@ -265,7 +266,7 @@ class RolloutPPO(MaskablePPO):
 
     def _excluded_save_params(self) -> list[str]:
         return [*super()._excluded_save_params(), "_behaviour", "_spare_buffer", "_rollout_generator", "_prefetched",
-                "_worker", "_unfinished", "mmd"]
+                "_worker", "_unfinished", "mmd", "update_dtype"]
 
 
 def _forward(policy, observations: np.ndarray, actor: bool = True, critic: bool = True):

@@ -49,7 +49,7 @@ from .config import ConfigError, TrainConfig, check_config
 from .divergence import check_update
 from .evaluation import evaluate_model
 from .fast_tanh import FastTanh
-from .machine import rollout_workers, update_device
+from .machine import rollout_workers, update_device, update_dtype
 from .mmd import mmd_of
 from .policy_export import import_policy
 from .pool import PFSP, OpponentPool
@@ -400,6 +400,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
                 league.resume(vec_env, resume, model.num_timesteps)
         model.pipeline = config.pipeline
         model.mmd = mmd_of(config)
+        model.update_dtype = update_dtype(config.precision, device)
         model.workers = rollout_workers(config)
         if isinstance(vec_env, SelfPlayVecEnv):  # before the first deal: the kernels on every core
             compile_ahead(vec_env.compile_jobs())

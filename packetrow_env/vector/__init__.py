@@ -161,9 +161,8 @@ class VectorGame:
         (default: the next seeds of this batch's sequence) and ``num_players`` (one count or one per game;
         default: each game's count so far)."""
         rows = np.arange(self.num_games) if indices is None else _check_indices(indices, self.num_games)
-        if num_players is not None:
-            counts, _ = _check_setup(num_players, range(len(rows)), None)
-            self._players[rows] = counts
+        if num_players is not None:  # a re-deal allocates nothing: the counts are checked, not the memory
+            self._players[rows] = _check_counts(num_players, len(rows))
         if seeds is None:
             seeds = self._take_seeds(len(rows))
         else:
@@ -423,17 +422,23 @@ def _check_setup(num_players, seeds, num_games):
         raise ValueError("a VectorGame needs at least one game: give seeds (or num_games) of length 1 or more")
     if num_games is not None and _count(num_games, "num_games") != len(seeds):
         raise ValueError(f"num_games is {num_games} but {len(seeds)} seeds were given; give one seed per game")
+    return _check_counts(num_players, len(seeds)), seeds
+
+
+def _check_counts(num_players, num_games: int) -> np.ndarray:
+    """int64[num_games]: the player count of each game from one count or one per game, or a ValueError saying what
+    is allowed."""
     if np.ndim(num_players) == 0:
-        counts = [num_players] * len(seeds)
+        counts = [num_players] * num_games
     else:
         counts = list(num_players)
-        if len(counts) != len(seeds):
-            raise ValueError(f"num_players has {len(counts)} entries for {len(seeds)} games; give one per game")
+        if len(counts) != num_games:
+            raise ValueError(f"num_players has {len(counts)} entries for {num_games} games; give one per game")
     for n in counts:
         if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) \
                 or not MIN_PLAYERS <= n <= MAX_PLAYERS:
             raise ValueError(f"num_players must be integers from {MIN_PLAYERS} to {MAX_PLAYERS}, got {n!r}")
-    return np.array(counts, dtype=np.int64), seeds
+    return np.array(counts, dtype=np.int64)
 
 
 def _count(value, what: str) -> int:
