@@ -4,10 +4,11 @@ device and precision, and the time to 65% in 4-player games against three heuris
 Each throughput line is one ``train()`` run of ``configs/quick.yaml`` (pipeline on, evaluations, checkpoints and
 logs off) for ``--steps`` learner steps with ``workers`` rollout processes (1, 2, 4, 8, 16 up to the usable
 cores; ``--workers`` to choose) and the update on each device of ``--devices`` (cuda only where torch finds one)
-in each precision of ``--precisions`` (fp32, and bf16 where the device computes it natively); the rate is learner steps over ``train()``'s wall time, setup and forks included. Then one run with the fastest
-setting evaluates every ``--eval-every`` learner steps (``--eval-games`` 4-player games against three
-heuristics, seat-rotated) and stops at 65% or at the first evaluation past the time limit. Runs that would start past
-``--limit`` seconds are skipped and say so. Writes a Markdown table (``--out``, and stdout).
+in each precision of ``--precisions`` (fp32, and bf16 where the device computes it natively); the rate is learner
+steps over ``train()``'s wall time, setup and forks included. Then one run with the fastest setting evaluates
+every ``--eval-every`` learner steps (``--eval-games`` 4-player games against three heuristics, seat-rotated) and
+stops at 65% or at the first evaluation past the time limit. Runs that would start past ``--limit`` seconds are
+skipped and say so. Writes a Markdown table (``--out``, and stdout).
 
     python benchmarks/training_scaling.py --help
     python benchmarks/training_scaling.py --limit 420 --out scaling.md     # a 16-core machine with a GPU

@@ -93,8 +93,7 @@ def update(model) -> None:
         approx_kl_divs = []
         for batch in model.rollout_buffer.get(model.batch_size):
             masks = torch.as_tensor(batch.action_masks, dtype=torch.bool)
-            values, log_prob, entropy, log_p = evaluate(policy, batch.observations, batch.actions, masks,
-                                                           dtype)
+            values, log_prob, entropy, log_p = evaluate(policy, batch.observations, batch.actions, masks, dtype)
             values = values.flatten()
             advantages = batch.advantages
             if model.normalize_advantage:

@@ -400,7 +400,8 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
                 league.resume(vec_env, resume, model.num_timesteps)
         model.pipeline = config.pipeline
         model.mmd = mmd_of(config)
-        model.update_dtype = update_dtype(config.precision, device)
+        # a belief head's trainer (MaskablePPO's own update) is float32 whatever the precision
+        model.update_dtype = None if config.ppo.belief_head else update_dtype(config.precision, device)
         model.workers = rollout_workers(config)
         if isinstance(vec_env, SelfPlayVecEnv):  # before the first deal: the kernels on every core
             compile_ahead(vec_env.compile_jobs())
