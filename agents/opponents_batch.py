@@ -3,8 +3,12 @@
 Self-play steps many games with one learner seat each; between two learner moves every other seat moves,
 in several rounds of opponent moves per learner step across the batch, each a dozen numpy and numba calls when
 every round goes through ``act_batch`` (docs/experiments.md's profile: most of the opponents' time was those
-calls; docs/benchmarks.md). ``OpponentKernel.move`` instead plays each game, in one numba call, until its
-learner is to act, the game is over or the seat to act holds an agent without a compiled form. An agent's compiled form is its part of the agent protocol (``compiled_form``, a ``CompiledOpponent``):
+calls; docs/benchmarks.md). ``OpponentKernel.move`` instead plays every game, in one numba call, until its
+learner is to act, the game is over or the seat to act holds an agent without a compiled form. It moves in waves:
+each game runs through its random and heuristic seats up to a snapshot's turn, then every waiting snapshot seat
+moves, the rows of one policy together (its weights read once a wave, not once a row: a pool of 20 snapshots'
+weights does not fit in a core's cache), and the next wave goes on from there. An agent's compiled form is its
+part of the agent protocol (``compiled_form``, a ``CompiledOpponent``):
 random players (a uniform legal action), the heuristic (its compiled rules, ``heuristic_batch.decide``) and snapshot
 policies (the compact observation, ``observe_compact.encode_rows``, and their stacked weights,
 ``policy_batch.stack_logits``). Those are the same kernels the batched agents use, so a move is the agent's; only the
@@ -148,29 +152,14 @@ def _random_legal(mask):
 
 
 @numba.njit(**_JIT)
-def _policy_action(b, i, seat, policy, enc, stack, x, logits, one, rows, targets, seats):
-    """The stacked policy ``policy``'s logits for game i's seat ``seat``, reading the compact observation."""
-    (dest, split_at, pair_cards, pair_of, hides_starts, holds_known, others_see_options, type_of, number,
-     option_rows, offsets) = enc
-    rows[0] = i
-    seats[i] = seat
-    encode_rows(b.location, b.deck_top, b.deck_end, b.current, b.future, b.exhausted, b.chosen, b.cash, b.has_piece,
-                b.starting_contract, b.num_players, b.round, b.harbour_master, b.current_player, b.phase,
-                b.resume_phase, b.current_board, b.pending, b.n_pending, b.options, b.n_options, b.payment_page,
-                b.n_payments, seats, rows, targets, dest, split_at, pair_cards, pair_of, hides_starts, holds_known,
-                others_see_options, type_of, number, option_rows, offsets, x)
-    index_positions, rest_positions, projected, first_rest, weights, biases, relu, _, _ = stack
-    one[0] = policy
-    stack_logits(x, one, index_positions, rest_positions, projected, first_rest, weights, biases, relu, logits)
-    return logits[0]
-
-
-@numba.njit(**_JIT)
 def _move(b, tab, contract_ids, hc, mask, ended, sc, assigned, kinds, params, stack_ids, deterministic, heuristic,
           enc, stack, seed, status):
     np.random.seed(seed)
     ended[:] = False
     sees, hides, flexibility, powers, lead, deck_sizes, clock_deck, floor, scale = heuristic
+    (dest, split_at, pair_cards, pair_of, hides_starts, holds_known, others_see_options, type_of, number,
+     option_rows, offsets) = enc
+    index_positions, rest_positions, projected, first_rest, weights, biases, relu, size, num_actions = stack
     nd = np.zeros((hb.MAX_PLAYERS + 1, hb.NUM_FIELDS), np.int64)
     con = np.zeros((hb.MAX_PLAYERS + 1, contract_ids.shape[0] + 1, 3), np.int64)
     pot = np.zeros(hb.MAX_PLAYERS, np.float64)
@@ -181,47 +170,86 @@ def _move(b, tab, contract_ids, hc, mask, ended, sc, assigned, kinds, params, st
     taken = np.zeros(hb.MAX_SUPPLY, np.int64)
     values = np.zeros(hb.NUM_OPTIONS, np.float64)
     acts = np.zeros(hb.NUM_OPTIONS, np.int64)
-    size = stack[7]
-    x = np.zeros((1, size), np.float32)
-    logits = np.zeros((1, stack[8]), np.float32)
-    one = np.zeros(1, np.int64)
-    rows = np.zeros(1, np.int64)
-    targets = np.zeros(1, np.int64)
-    seats = np.full(b.num_players.shape[0], -1, np.int64)
+    num_games = b.num_players.shape[0]
     history = b.history.shape[1]
-    for i in range(b.num_players.shape[0]):
-        status[i] = LEARNER
-        while b.phase[i] != OVER:
-            p = b.current_player[i]
-            e = assigned[i, p]
-            if e < 0:
-                break
-            kind = kinds[e]
-            if kind == ELSEWHERE:
-                status[i] = OTHER_AGENT
-                break
-            if b.n_history[i] + 1 >= history:
-                status[i] = NEEDS_ROOM
-                break
-            if kind == RANDOM:
-                a = _random_legal(mask[i])
-            elif kind == HEURISTIC:
-                t = _time_left(b, i, deck_sizes, clock_deck, floor, scale)
-                a = hb.decide(b, tab, contract_ids, mask[i], i, sees, hides, t, np.random.random(), params[e],
-                            flexibility, powers, lead, nd, con, pot, budget, staged, short, order, taken, values,
-                            acts)
-            else:
-                row = _policy_action(b, i, p, stack_ids[e], enc, stack, x, logits, one, rows,
-                                     targets, seats)
-                a, best = -1, -np.inf
-                for k in range(row.shape[0]):
-                    if mask[i, k]:
-                        value = np.float64(row[k])
-                        if not deterministic[e]:
-                            value -= np.log(-np.log(np.random.random()))
-                        if a < 0 or value > best:
-                            a, best = k, value
-            rules.apply(b, tab, contract_ids, i, a, hc, sc.res, sc.con, sc.bits, sc.paid)
-            ended[i] = b.phase[i] == OVER
-            rules.compute_mask(b, tab, i, hc, mask[i], sc.res, sc.con)
+    seats = np.full(num_games, -1, np.int64)
+    active = np.arange(num_games)  # the games to advance in this wave
+    waiting = np.zeros(num_games, np.int64)  # the games stopped at a snapshot's turn
+    policy_of = np.zeros(num_games, np.int64)
+    targets = np.arange(num_games)
+    x = np.zeros((0, size), np.float32)
+    logits = np.zeros((0, num_actions), np.float32)
+    status[:] = LEARNER
+    n_active = num_games
+    while n_active > 0:
+        # every active game up to its learner, another agent, the end, or a snapshot's turn: random and heuristic
+        # seats move at once; the snapshots' moves wait for the wave's batched forward below
+        n_wait = 0
+        for r in range(n_active):
+            i = active[r]
+            while b.phase[i] != OVER:
+                p = b.current_player[i]
+                e = assigned[i, p]
+                if e < 0:
+                    break
+                kind = kinds[e]
+                if kind == ELSEWHERE:
+                    status[i] = OTHER_AGENT
+                    break
+                if b.n_history[i] + 1 >= history:
+                    status[i] = NEEDS_ROOM
+                    break
+                if kind == POLICY:
+                    seats[i] = p
+                    waiting[n_wait] = i
+                    policy_of[n_wait] = stack_ids[e]
+                    n_wait += 1
+                    break
+                if kind == RANDOM:
+                    a = _random_legal(mask[i])
+                else:
+                    t = _time_left(b, i, deck_sizes, clock_deck, floor, scale)
+                    a = hb.decide(b, tab, contract_ids, mask[i], i, sees, hides, t, np.random.random(), params[e],
+                                  flexibility, powers, lead, nd, con, pot, budget, staged, short, order, taken,
+                                  values, acts)
+                _play(b, tab, contract_ids, hc, mask, ended, sc, i, a)
+        if n_wait == 0:
+            break
+        # the wave: every waiting game's snapshot move, the rows of one policy together, so that its weights are
+        # read once a wave (a row at a time, 20 policies' weights leave the core's cache: docs/benchmarks.md)
+        if x.shape[0] == 0:
+            x = np.empty((num_games, size), np.float32)  # encode_rows writes each row whole
+            logits = np.empty((num_games, num_actions), np.float32)
+        by_policy = np.argsort(policy_of[:n_wait], kind="mergesort")
+        rows = waiting[:n_wait][by_policy]
+        ids = policy_of[:n_wait][by_policy]
+        encode_rows(b.location, b.deck_top, b.deck_end, b.current, b.future, b.exhausted, b.chosen, b.cash,
+                    b.has_piece, b.starting_contract, b.num_players, b.round, b.harbour_master, b.current_player,
+                    b.phase, b.resume_phase, b.current_board, b.pending, b.n_pending, b.options, b.n_options,
+                    b.payment_page, b.n_payments, seats, rows, targets, dest, split_at, pair_cards, pair_of,
+                    hides_starts, holds_known, others_see_options, type_of, number, option_rows, offsets, x)
+        stack_logits(x[:n_wait], ids, index_positions, rest_positions, projected, first_rest, weights, biases, relu,
+                     logits)
+        for r in range(n_wait):
+            i = rows[r]
+            sample = not deterministic[assigned[i, seats[i]]]
+            a, best = -1, -np.inf
+            for k in range(num_actions):
+                if mask[i, k]:
+                    value = np.float64(logits[r, k])
+                    if sample:
+                        value -= np.log(-np.log(np.random.random()))
+                    if a < 0 or value > best:
+                        a, best = k, value
+            _play(b, tab, contract_ids, hc, mask, ended, sc, i, a)
+            active[r] = i
+        n_active = n_wait
     return status
+
+
+@numba.njit(inline="always", **_JIT)
+def _play(b, tab, contract_ids, hc, mask, ended, sc, i, a):
+    """Action ``a`` in game i: the rules applied, whether it ended, its next legal actions."""
+    rules.apply(b, tab, contract_ids, i, a, hc, sc.res, sc.con, sc.bits, sc.paid)
+    ended[i] = b.phase[i] == OVER
+    rules.compute_mask(b, tab, i, hc, mask[i], sc.res, sc.con)

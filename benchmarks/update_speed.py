@@ -7,6 +7,8 @@ BLAS on one and Adam's fused kernel (``fast_adam``), as the trainer sets them:
 - ``sb3``: MaskablePPO.train with sb3-contrib's own policy class (its distribution objects);
 - ``sb3 + lean forward``: MaskablePPO.train with the LeanMaskablePolicy, the trainer's update before MMD;
 - ``ppo_update``: the update written out (train/ppo_update.py), MMD off, the trainer's update now;
+- ``ppo_update, dense first layer``: the same with the compact extractor's first layer as dense products
+  (``sparse_input.dense_products``: the update before issue #50's sparse first layer);
 - ``ppo_update, precision bf16``: the same with the hidden layers in bfloat16 (the config's ``precision: bf16``);
 - ``ppo_update + mmd uniform`` and ``ppo_update + mmd ppo``: with MMD's terms, the magnet uniform or the shipped
   policy (a numpy forward of the magnet per minibatch).
@@ -38,6 +40,7 @@ from packetrow_train.mmd import MMD
 from packetrow_train.policy_export import export_policy
 from packetrow_train.rollout import LeanMaskablePolicy, RolloutPPO, fast_adam
 from packetrow_train.selfplay import _policy_kwargs, _ppo_kwargs, make_vec_env
+from packetrow_train.sparse_input import dense_products
 from packetrow_train.update_threads import single_threaded_openblas
 
 
@@ -74,6 +77,12 @@ def seconds(model, update, repeat: int) -> list[float]:
     return times
 
 
+def dense_update(model) -> None:
+    """``ppo_update.update`` with the compact extractor's first layer as dense products."""
+    with dense_products():
+        ppo_update.update(model)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="quick", help="a shipped config's name or a config file (default quick)")
@@ -89,6 +98,7 @@ def main() -> None:
     variants = [("sb3", MaskableActorCriticPolicy, MaskablePPO.train, None, None),
                 ("sb3 + lean forward", LeanMaskablePolicy, MaskablePPO.train, None, None),
                 ("ppo_update", LeanMaskablePolicy, ppo_update.update, None, None),
+                ("ppo_update, dense first layer", LeanMaskablePolicy, dense_update, None, None),
                 ("ppo_update, precision bf16", LeanMaskablePolicy, ppo_update.update, None, torch.bfloat16),
                 *((f"ppo_update + mmd {name}", LeanMaskablePolicy, ppo_update.update, terms, None)
                   for name, terms in mmd.items())]

@@ -15,7 +15,8 @@ from packetrow_agents.policy import NumpyPolicy  # noqa: E402
 from packetrow_train.config import config_from_dict  # noqa: E402
 from packetrow_train.policy_export import export_policy  # noqa: E402
 from packetrow_train import rollout_process  # noqa: E402
-from packetrow_train.rollout import LeanMaskablePolicy, LeanRolloutBuffer, RolloutPPO, _forward, _sample  # noqa: E402
+from packetrow_train.rollout import (  # noqa: E402
+    LeanMaskablePolicy, LeanRolloutBuffer, RolloutPPO, _compiled_actor, _forward, _sample)
 from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer  # noqa: E402
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy  # noqa: E402
 from packetrow_train.selfplay import _policy_kwargs, make_vec_env, train  # noqa: E402
@@ -49,6 +50,24 @@ def test_the_lean_forward_is_sb3s(share):
     assert masks[np.arange(len(masks)), actions].all()
     np.testing.assert_allclose(values.numpy(), expected_values.numpy(), rtol=0, atol=0)
     np.testing.assert_allclose(log_probs, expected_log_probs.numpy(), rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("share", [False, True])
+def test_the_compiled_actor_gives_the_torch_forwards_logits(share):
+    """The collector's compiled actor (the policy's numpy export in one kernel call) gives torch's logits to float32
+    rounding; a policy the numpy policy cannot run (another extractor) gets none, and torch's forward acts."""
+    model, env = _model(share, n_steps=8)
+    observations = env.reset()
+    actor = _compiled_actor(model.policy)
+    with torch.no_grad():
+        expected = _forward(model.policy, observations, critic=False)[0].numpy()
+    logits = actor(observations)
+    assert logits.dtype == np.float32 and logits.shape == expected.shape
+    np.testing.assert_allclose(logits, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(actor(observations[:3]), expected[:3], rtol=1e-5, atol=1e-5)
+    other = copy.deepcopy(model.policy)
+    other.pi_features_extractor = other.features_extractor = torch.nn.Identity()
+    assert _compiled_actor(other) is None
 
 
 @pytest.mark.parametrize("share", [False, True])

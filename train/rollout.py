@@ -2,14 +2,16 @@
 
 ``RolloutPPO`` is sb3-contrib's MaskablePPO (its checkpoints, logging and callbacks unchanged) whose
 ``collect_rollouts`` fills the same ``MaskableRolloutBuffer`` from a ``SelfPlayVecEnv`` with fewer calls per
-step: one forward through the policy's modules (features, actor and critic, no distribution objects), the
-masked sample and its log-probability in one compiled call (the Gumbel trick on ``torch.rand`` draws, so the
-run stays reproducible from SB3's seed), and the env's opponents moved in compiled code
-(``packetrow_agents.opponents_batch``). The update is MaskablePPO's, written out in train/ppo_update.py so that
-MMD's terms can join its loss (train/mmd.py), with three shortcuts, the same arithmetic to float rounding: the
-policy's forward without distribution objects (``ppo_update.evaluate``; ``LeanMaskablePolicy.evaluate_actions``),
-each minibatch gathered once by torch (``LeanRolloutBuffer``) and Adam's fused kernel (what each saves:
-docs/benchmarks.md, "Behind the training code's choices"). Any other env or policy class falls back to SB3's collector.
+step: the actor's logits in one compiled call (the policy's numpy export through ``PolicyStack``'s kernel), the
+masked sample and its log-probability in another (the Gumbel trick on ``torch.rand`` draws, so the run stays
+reproducible from SB3's seed), the env's opponents moved in compiled code (``packetrow_agents.opponents_batch``),
+and the critic once over the whole rollout at its end (``_finish``). The update is MaskablePPO's, written out in
+train/ppo_update.py so that MMD's terms can join its loss (train/mmd.py), with four shortcuts, the same arithmetic
+to float rounding: the policy's forward without distribution objects (``ppo_update.evaluate``;
+``LeanMaskablePolicy.evaluate_actions``), the compact extractor's first layer from the observations' non-zero
+floats (train/sparse_input.py), each minibatch gathered once by torch (``LeanRolloutBuffer``) and Adam's fused
+kernel (what each saves: docs/benchmarks.md, "Behind the training code's choices" and issue #50's section). Any
+other env or policy class falls back to SB3's collector.
 """
 
 from __future__ import annotations
@@ -26,7 +28,11 @@ from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer, MaskableR
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.policies import BaseModel
 
+from packetrow_agents.policy import ModelFormatError
+from packetrow_agents.policy_batch import PolicyStack
+
 from . import ppo_update, rollout_process
+from .policy_export import export_policy
 from .vec_selfplay import SelfPlayVecEnv
 
 
@@ -155,38 +161,42 @@ class RolloutPPO(MaskablePPO):
         """Fill ``buffer`` with ``n_steps`` steps of every env, acting with ``policy``; ``on_step(infos, dones)``
         after each step (False: stop before storing it); ``generator``: torch's for the action draws. Without
         ``values`` the critic is left out (the buffer's values stay zero; ``_finish`` adds them and the
-        advantages)."""
+        advantages), else ``_finish`` runs at the end."""
         buffer.reset()
         dones = self._last_episode_starts
-        no_values = None if values else torch.zeros(env.num_envs)
+        no_values = torch.zeros(env.num_envs)
+        actor = _compiled_actor(policy)
         for _ in range(n_steps):
             masks = env.action_masks()
             observations = self._last_obs
-            with torch.no_grad():
-                logits, step_values = _forward(policy, observations, critic=values)
-                uniforms = torch.rand(logits.shape, dtype=torch.float64, generator=generator).numpy()
+            if actor is not None:
+                logits = actor(observations)
+            else:
+                with torch.no_grad():
+                    logits = _forward(policy, observations, critic=False)[0].numpy()
+            uniforms = torch.rand(logits.shape, dtype=torch.float64, generator=generator).numpy()
             actions = np.empty(len(masks), np.int64)
             log_probs = np.empty(len(masks), np.float32)
-            _sample(logits.numpy(), masks, uniforms, actions, log_probs)
+            _sample(logits, masks, uniforms, actions, log_probs)
             new_obs, rewards, dones, infos = env.step(actions)
             if not on_step(infos, dones):
                 return False
-            buffer.add(observations, actions.reshape(-1, 1), rewards, self._last_episode_starts,
-                       step_values if values else no_values, torch.from_numpy(log_probs), action_masks=masks)
+            buffer.add(observations, actions.reshape(-1, 1), rewards, self._last_episode_starts, no_values,
+                       torch.from_numpy(log_probs), action_masks=masks)
             self._last_obs = new_obs
             self._last_episode_starts = dones
         if values:
-            self._finish(policy, buffer, new_obs, dones, critic_done=True)
+            self._finish(policy, buffer, new_obs, dones)
         return True
 
     @staticmethod
-    def _finish(policy, buffer, last_observations, dones, critic_done: bool = False) -> None:
-        """Complete a rollout collected without values: ``policy``'s critic on each step's observations (in the
-        rollout's batches, so the same sums as during collection) and on the last ones, then SB3's advantages."""
+    def _finish(policy, buffer, last_observations, dones) -> None:
+        """Complete a rollout collected without values: ``policy``'s critic on all its observations in one batch
+        (where the first layer's sparse products pay: train/sparse_input.py) and on the last ones, then SB3's
+        advantages."""
+        observations = buffer.observations.reshape(-1, *buffer.observations.shape[2:])
         with torch.no_grad():
-            if not critic_done:
-                for step in range(buffer.buffer_size):
-                    buffer.values[step] = _forward(policy, buffer.observations[step], actor=False)[1].numpy().ravel()
+            buffer.values[:] = _forward(policy, observations, actor=False)[1].numpy().reshape(buffer.values.shape)
             _, last_values = _forward(policy, last_observations, actor=False)
         buffer.compute_returns_and_advantage(last_values=last_values, dones=dones)
 
@@ -284,6 +294,28 @@ def _forward(policy, observations: np.ndarray, actor: bool = True, critic: bool 
     logits = policy.action_net(policy.mlp_extractor.forward_actor(pi_features)) if actor else None
     values = policy.value_net(policy.mlp_extractor.forward_critic(vf_features)) if critic else None
     return logits, values
+
+
+def _compiled_actor(policy):
+    """A function of a batch of observations to the policy network's float32 logits in one compiled call (its
+    numpy export through ``PolicyStack``'s kernel: torch's operators cost more than their arithmetic on a rollout
+    step's rows), or None for a policy the numpy policy cannot run (then torch's forward acts). The logits agree
+    with torch's to float32 rounding (tests/test_rollout.py)."""
+    if policy.device.type != "cpu":
+        return None
+    try:
+        stack = PolicyStack([export_policy(policy)])
+    except ModelFormatError:
+        return None
+    ids = np.zeros(0, np.int64)
+
+    def logits(observations: np.ndarray) -> np.ndarray:
+        nonlocal ids
+        if len(ids) != len(observations):
+            ids = np.zeros(len(observations), np.int64)
+        return stack.logits(ids, observations)
+
+    return logits
 
 
 def fast_adam(optimizer) -> None:

@@ -5,8 +5,8 @@ With ``pipeline: true`` each rollout after the first is collected while the PPO 
 runs slower than alone, while two processes side by side keep their speed (docs/benchmarks.md, "Behind the training code's choices").
 ``RolloutWorker`` forks the trainer once (Linux: ``fork`` copies the env, the behaviour policy and the rollout's
 torch generator as they are) and collects there, leaving the critic out: the trainer adds the values and the
-advantages while the worker collects the next rollout (``RolloutPPO._finish``, in the rollout's batches, so the
-same sums). The rollout comes back through shared memory, two buffers in turn, so that one is written while
+advantages while the worker collects the next rollout (``RolloutPPO._finish``, as a thread's rollout gets them).
+The rollout comes back through shared memory, two buffers in turn, so that one is written while
 the update reads the other. The run is the same as on a thread, weight for weight (tests/test_rollout.py):
 
 - the behaviour weights go over a pipe with each request, and what the trainer's callbacks told its env's pool

@@ -44,6 +44,7 @@ from packetrow_env.single_agent_env import SingleAgentEnv
 
 from .belief_head import BeliefPPO, BeliefPolicy
 from .compact_extractor import compact_policy_kwargs
+from . import sparse_input
 from .compile_ahead import compile_ahead
 from .config import ConfigError, TrainConfig, check_config
 from .divergence import check_update
@@ -404,7 +405,7 @@ def train(config: TrainConfig, out=None, resume=None, progress_bar: bool | None 
         model.update_dtype = None if config.ppo.belief_head else update_dtype(config.precision, device)
         model.workers = rollout_workers(config)
         if isinstance(vec_env, SelfPlayVecEnv):  # before the first deal: the kernels on every core
-            compile_ahead(vec_env.compile_jobs())
+            compile_ahead(vec_env.compile_jobs() + sparse_input.compile_jobs())
         remaining = config.total_timesteps - model.num_timesteps
         if remaining <= 0:
             raise ConfigError(f"the checkpoint has already trained {model.num_timesteps} steps and total_timesteps is "

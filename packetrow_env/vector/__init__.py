@@ -335,9 +335,11 @@ class VectorGame:
         """(VP, cash) int[B, 5] of every game, or int[len(rows), 5] of games ``rows`` (final where over, else as the
         table shows now)."""
         rows = np.arange(self.num_games) if rows is None else _check_indices(rows, self.num_games)
-        live = self._scores(rows)
-        done = (self._ended if self.autoreset else self.is_over)[rows, None]
-        return (np.where(done, self._final[0, rows], live[0]), np.where(done, self._final[1, rows], live[1]))
+        done = (self._ended if self.autoreset else self.is_over)[rows]
+        vp, cash = self._final[0, rows], self._final[1, rows]  # copies (rows is an index array)
+        if not done.all():  # the games still running counted now (a finished game's count is kept when it ends)
+            vp[~done], cash[~done] = self._scores(rows[~done])
+        return vp, cash
 
     # ----------------------------------------------------------- observation
     def observe(self, mode: str = "tracked", rows=None, seats=None, encoding: str = "onehot") -> np.ndarray:
