@@ -6,8 +6,8 @@ every round goes through ``act_batch`` (docs/experiments.md's profile: most of t
 calls; docs/benchmarks.md). ``OpponentKernel.move`` instead plays every game, in one numba call, until its
 learner is to act, the game is over or the seat to act holds an agent without a compiled form. It moves in waves:
 each game runs through its random and heuristic seats up to a snapshot's turn, then every waiting snapshot seat
-moves, the rows of one policy together (its weights read once a wave, not once a row: a pool of 20 snapshots'
-weights does not fit in a core's cache), and the next wave goes on from there. An agent's compiled form is its
+moves, the rows of one policy together (so that its weights stay in the core's cache from one row to the next: a
+pool of 20 snapshots' weights does not fit in it), and the next wave goes on from there. An agent's compiled form is its
 part of the agent protocol (``compiled_form``, a ``CompiledOpponent``):
 random players (a uniform legal action), the heuristic (its compiled rules, ``heuristic_batch.decide``) and snapshot
 policies (the compact observation, ``observe_compact.encode_rows``, and their stacked weights,
@@ -215,8 +215,8 @@ def _move(b, tab, contract_ids, hc, mask, ended, sc, assigned, kinds, params, st
                 _play(b, tab, contract_ids, hc, mask, ended, sc, i, a)
         if n_wait == 0:
             break
-        # the wave: every waiting game's snapshot move, the rows of one policy together, so that its weights are
-        # read once a wave (a row at a time, 20 policies' weights leave the core's cache: docs/benchmarks.md)
+        # the wave: every waiting game's snapshot move, the rows of one policy together, so that its weights stay in
+        # the core's cache from row to row (a row at a time, 20 policies' weights leave it: docs/benchmarks.md)
         if x.shape[0] == 0:
             x = np.empty((num_games, size), np.float32)  # encode_rows writes each row whole
             logits = np.empty((num_games, num_actions), np.float32)

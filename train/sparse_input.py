@@ -15,8 +15,10 @@ the CPU (docs/benchmarks.md, issue #50), in two products that do mostly nothing:
 Both run where the input is a CPU float32 matrix that needs no gradient of its own (else the dense layers run:
 ``SparseInputLinear`` falls back to ``nn.Linear``, and ``slot_sum_applies`` says when the extractor should take its
 own path), and not inside ``dense_products()``, which runs the dense layers for comparisons (the tests,
-benchmarks/update_speed.py). Their sums run in another order than BLAS's, so outputs and gradients agree with the dense layers' to
-float32 rounding (tests/test_sparse_input.py), not bit for bit; under bfloat16 autocast they stay float32.
+benchmarks/update_speed.py). Their sums run in another order than BLAS's, so outputs and gradients agree with the
+dense layers' to float32 rounding (tests/test_sparse_input.py), not bit for bit; under bfloat16 autocast they stay
+float32. The layer is for inputs that are mostly zeros in runs, as the compact observation's plain floats are: on
+zeros scattered at random its scan mispredicts and it can be slower than the dense product (``MAX_DENSITY``).
 
 The policy's and the value's extractors read the same minibatch: the non-zero entries of the last input seen on
 a thread are kept while that tensor lives and is unchanged, so one scan serves both.
@@ -35,8 +37,10 @@ from torch import nn
 
 _JIT = dict(cache=True, nogil=True)
 
-# above this share of non-zero entries the dense product is the faster one (measured: 9% non-zero, the sparse
-# forward and backward take a third of the dense ones' time, the scan included)
+# a guard for inputs that are not mostly zeros, not a measured crossover: the crossover depends on where the non-zeros
+# lie (2,048 x 754 minibatches, the scan included: with non-zeros scattered uniformly the sparse layer was the faster
+# at 5% and the slower from 10%; compact observations, 8-13% non-zero in runs of neighbouring fields, take the sparse
+# layer about 40% of the dense one's time, the update of a rollout two thirds: benchmarks/update_speed.py)
 MAX_DENSITY = 0.3
 
 
@@ -61,7 +65,7 @@ class SparseRows:
         return self._columns
 
 
-_last = threading.local()  # (weakref to the input's base tensor, its view's place, version, SparseRows)
+_last = threading.local()  # (weakref to the input's base tensor, its view's place and version, SparseRows)
 _dense = False  # inside dense_products()
 
 
