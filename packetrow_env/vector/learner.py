@@ -137,7 +137,8 @@ class LearnerGames:
         """Seat the learners of freshly dealt games, draw their opponents and play up to the learners' moves."""
         self.learner[rows] = self.rng.integers(0, counts)
         self.opponents.seat(rows, counts, self.learner[rows])
-        self._advance()
+        if (self.games.current_player[rows] != self.learner[rows]).any():  # every other game waits for its learner
+            self._advance()
 
     def reset(self) -> np.ndarray:
         """Re-deal every game; the learners' observations."""
