@@ -213,45 +213,36 @@ def _by_column(indptr, indices, values, d):
 
 # four entries a pass: each pass loads and stores the accumulator once (one a pass measured twice the time);
 # reassociation lets LLVM vectorise over the outputs
+@numba.njit(fastmath={"reassoc", "contract"}, inline="always", **_JIT)
+def _add_rows(total, table, at, values, q, end):
+    """total += the sum over entries q..end-1 of values[e] * table[at[e]]."""
+    h = total.shape[0]
+    while q + 3 < end:
+        k0, k1, k2, k3 = at[q], at[q + 1], at[q + 2], at[q + 3]
+        v0, v1, v2, v3 = values[q], values[q + 1], values[q + 2], values[q + 3]
+        for j in range(h):
+            total[j] += v0 * table[k0, j] + v1 * table[k1, j] + v2 * table[k2, j] + v3 * table[k3, j]
+        q += 4
+    for q in range(q, end):
+        for j in range(h):
+            total[j] += values[q] * table[at[q], j]
+
+
 @numba.njit(fastmath={"reassoc", "contract"}, **_JIT)
 def _product(indptr, indices, values, columns, bias, out):
-    h = columns.shape[1]
-    total = np.empty(h, np.float32)
+    total = np.empty(columns.shape[1], np.float32)
     for r in range(indptr.shape[0] - 1):
         total[:] = bias
-        q, end = indptr[r], indptr[r + 1]
-        while q + 3 < end:
-            k0, k1, k2, k3 = indices[q], indices[q + 1], indices[q + 2], indices[q + 3]
-            v0, v1, v2, v3 = values[q], values[q + 1], values[q + 2], values[q + 3]
-            for j in range(h):
-                total[j] += v0 * columns[k0, j] + v1 * columns[k1, j] + v2 * columns[k2, j] + v3 * columns[k3, j]
-            q += 4
-        while q < end:
-            k, v = indices[q], values[q]
-            for j in range(h):
-                total[j] += v * columns[k, j]
-            q += 1
+        _add_rows(total, columns, indices, values, indptr[r], indptr[r + 1])
         out[r, :] = total
 
 
 @numba.njit(fastmath={"reassoc", "contract"}, **_JIT)
 def _weight_gradient(start, rows, values, grad, weight_grad):
-    h = grad.shape[1]
-    total = np.empty(h, np.float32)
+    total = np.empty(grad.shape[1], np.float32)
     for k in range(start.shape[0] - 1):
         total[:] = 0.0
-        q, end = start[k], start[k + 1]
-        while q + 3 < end:
-            r0, r1, r2, r3 = rows[q], rows[q + 1], rows[q + 2], rows[q + 3]
-            v0, v1, v2, v3 = values[q], values[q + 1], values[q + 2], values[q + 3]
-            for j in range(h):
-                total[j] += v0 * grad[r0, j] + v1 * grad[r1, j] + v2 * grad[r2, j] + v3 * grad[r3, j]
-            q += 4
-        while q < end:
-            r, v = rows[q], values[q]
-            for j in range(h):
-                total[j] += v * grad[r, j]
-            q += 1
+        _add_rows(total, grad, rows, values, start[k], start[k + 1])
         weight_grad[:, k] = total
 
 
