@@ -17,9 +17,11 @@ the shipped policies by name (``ppo:robust_br60``, ``packetrow_agents.shipped``)
 ``packetrow exploit`` trains its best response against the members themselves, drawn with the same weights in
 each game (``weights``), so that it trains at the compiled members' speed.
 
-``RobustAgent`` (the agent ``robust``) is the shipped mixture, ``models/robust.json``: in 2-player games the mixture
-PSRO found over best responses to the shipped policy, which a best response trained against it beats less often
-than it beats the shipped policy; in 3-5 player games the shipped policy (docs/model_card.md).
+Two shipped agents are mixture files (``ShippedMixtureAgent``; docs/model_card.md): ``robust`` (``RobustAgent``,
+``models/robust.json``) plays, in 2-player games, the mixture PSRO found over best responses to the shipped policy,
+which a best response trained against it beats less often than it beats the shipped policy; ``mmd`` (``MMDAgent``,
+``models/mmd.json``) plays the shipped policy trained on by MMD in 2-player games (``ppo:mmd_2p``), stronger and
+harder to exploit than it there. Both play the shipped policy ``ppo`` in 3-5 player games.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import Agent
-from .shipped import SHIPPED_MIXTURE
+from .shipped import SHIPPED_MIXTURES
 
 KEYS = ("mixture", "mixture_by_players")
 
@@ -82,17 +84,31 @@ class MixtureAgent(Agent):
         return self._member.act(view)
 
 
-class RobustAgent(MixtureAgent):
-    """The shipped mixture, ``models/robust.json`` (module docstring): hard to exploit in 2-player games."""
+class ShippedMixtureAgent(MixtureAgent):
+    """A shipped mixture file played by its agent name (``SHIPPED_MIXTURES[agent_name]``); a spec sets no file."""
+
+    agent_name: str
 
     def __init__(self, seed: int = 0):
-        super().__init__(seed, SHIPPED_MIXTURE)
-        self.name = "robust"
+        super().__init__(seed, SHIPPED_MIXTURES[self.agent_name])
+        self.name = self.agent_name
 
-    @staticmethod
-    def mixture_file(options: dict) -> Path:
+    @classmethod
+    def mixture_file(cls, options: dict) -> Path:
         """The shipped mixture file, whatever the spec."""
-        return SHIPPED_MIXTURE
+        return SHIPPED_MIXTURES[cls.agent_name]
+
+
+class RobustAgent(ShippedMixtureAgent):
+    """``models/robust.json`` (module docstring): hard to exploit in 2-player games."""
+
+    agent_name = "robust"
+
+
+class MMDAgent(ShippedMixtureAgent):
+    """``models/mmd.json`` (module docstring): the MMD policy in 2-player games, ``ppo`` in others."""
+
+    agent_name = "mmd"
 
 
 def draw_member(weights: dict[str, float], seed: int) -> str:

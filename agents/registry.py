@@ -18,6 +18,7 @@ AGENTS = {
     "llm": ("packetrow_agents.llm", "LLMAgent"),
     "mixture": ("packetrow_agents.mixture", "MixtureAgent"),
     "robust": ("packetrow_agents.mixture", "RobustAgent"),
+    "mmd": ("packetrow_agents.mixture", "MMDAgent"),
 }
 ALIASES = {"iters": "iterations", "seconds": "seconds_per_move", "time": "seconds_per_move"}
 POSITIONAL = {"ppo": "path", "mixture": "path"}  # 'ppo:models/x.npz' means 'ppo:path=models/x.npz'

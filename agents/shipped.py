@@ -1,6 +1,8 @@
 """The shipped models by name: the files of ``models/`` (installed as the package data ``packetrow_models``) that
-agent specs name without a path (``ppo``, ``ppo:robust_br60``, ``robust``); docs/model_card.md says what each is."""
+agent specs name without a path (``ppo``, ``ppo:robust_br60``, ``robust``, ``mmd``); docs/model_card.md says what each
+is."""
 
+import warnings
 from importlib.resources import files
 from pathlib import Path
 
@@ -15,6 +17,19 @@ SHIPPED_POLICIES = {
     "robust_br60": _shipped("robust_br60.npz"),  # a best response to 'ppo', trained 60 minutes
     "robust_br60_br10": _shipped("robust_br60_br10.npz"),  # a best response to robust_br60, trained 10 minutes
     "robust_psro2": _shipped("robust_psro2.npz"),  # PSRO's second best response
+    "mmd_2p": _shipped("mmd_2p.npz"),  # 'ppo' trained on by MMD in 2-player games (the agent 'mmd' plays it there)
 }
 SHIPPED_VALUE = _shipped("ppo_packetrow_value.npz")  # the value network of 'ppo' (the search's default)
-SHIPPED_MIXTURE = _shipped("robust.json")  # the agent 'robust': a mixture of the robust_ policies
+# the shipped agents that are mixture files, by agent name
+SHIPPED_MIXTURES = {
+    "robust": _shipped("robust.json"),  # a mixture of the robust_ policies in 2-player games, 'ppo' in others
+    "mmd": _shipped("mmd.json"),  # mmd_2p in 2-player games, 'ppo' in others
+}
+
+
+def __getattr__(name: str):
+    if name == "SHIPPED_MIXTURE":  # the one shipped mixture's name until 'mmd' joined it; kept for one minor version
+        warnings.warn("packetrow_agents.shipped.SHIPPED_MIXTURE is deprecated: use SHIPPED_MIXTURES['robust']",
+                      DeprecationWarning, stacklevel=2)
+        return SHIPPED_MIXTURES["robust"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

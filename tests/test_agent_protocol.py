@@ -62,7 +62,8 @@ def test_every_shipped_agent_speaks_the_protocol():
         form = agent_protocol.compiled_form(agent, "tracked", "compact", 1)
         assert form is None or hasattr(form, "kind")
         assert agent_protocol.move_note(agent) is None
-    assert set(registry.AGENTS) == {"random", "heuristic", "ismcts", "ppo", "search", "llm", "mixture", "robust"}
+    assert set(registry.AGENTS) == {"random", "heuristic", "ismcts", "ppo", "search", "llm", "mixture", "robust",
+                                   "mmd"}
 
 
 def test_an_agent_with_act_alone_plays_in_the_single_agent_env():

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from packetrow_agents.heuristic import HeuristicAgent
-from packetrow_agents.mixture import SHIPPED_MIXTURE, MixtureAgent, RobustAgent, read_mixture
+from packetrow_agents.mixture import SHIPPED_MIXTURES, MixtureAgent, MMDAgent, RobustAgent, read_mixture
 from packetrow_agents.policy import SHIPPED_POLICIES, PolicyAgent, load_policy
 from packetrow_agents.random_agent import RandomAgent
 from packetrow_agents.registry import make_agent, model_files
@@ -67,7 +67,7 @@ def same_policy(agent, path) -> bool:
 
 
 def test_a_shipped_policy_is_named_in_a_spec_and_its_file_is_checked_on_resume():
-    assert set(SHIPPED_POLICIES) == {"ppo", "robust_br60", "robust_br60_br10", "robust_psro2"}
+    assert set(SHIPPED_POLICIES) == {"ppo", "robust_br60", "robust_br60_br10", "robust_psro2", "mmd_2p"}
     for name, path in SHIPPED_POLICIES.items():
         assert same_policy(make_agent(f"ppo:{name}"), path)
     assert model_files("ppo:robust_br60")["shipped robust_br60"] == SHIPPED_POLICIES["robust_br60"]
@@ -85,8 +85,25 @@ def test_robust_plays_the_shipped_psro_mixture_in_2_player_games_and_the_shipped
     assert played == {id(agent.members[spec]) for spec in two}  # each member plays some of 30 games
     assert same_policy(first_member(agent, 0, num_players=4), SHIPPED_POLICIES["ppo"])
     files = model_files("robust")
-    assert files["shipped robust mixture"] == SHIPPED_MIXTURE
-    assert {f"shipped {name}" for name in SHIPPED_POLICIES if name != "ppo"} <= set(files)
+    assert files["shipped robust mixture"] == SHIPPED_MIXTURES["robust"]
+    assert {f"shipped {name}" for name in ("robust_br60", "robust_br60_br10", "robust_psro2")} <= set(files)
+
+
+def test_mmd_plays_the_shipped_mmd_policy_in_2_player_games_and_the_shipped_policy_in_others():
+    agent = make_agent("mmd")
+    assert isinstance(agent, MMDAgent) and agent.name == "mmd"
+    assert agent.weights(2) == {"ppo:mmd_2p": 1.0}
+    assert agent.weights(3) == agent.weights(4) == agent.weights(5) == {"ppo": 1.0}
+    assert same_policy(first_member(agent, 0), SHIPPED_POLICIES["mmd_2p"])
+    assert same_policy(first_member(agent, 0, num_players=4), SHIPPED_POLICIES["ppo"])
+    assert model_files("mmd")["shipped mmd mixture"] == SHIPPED_MIXTURES["mmd"]
+    assert model_files("mmd")["shipped mmd_2p"] == SHIPPED_POLICIES["mmd_2p"]
+
+
+def test_the_old_name_of_the_robust_mixture_file_warns_and_still_names_it():
+    with pytest.warns(DeprecationWarning, match="SHIPPED_MIXTURES\\['robust'\\]"):
+        from packetrow_agents.shipped import SHIPPED_MIXTURE
+    assert SHIPPED_MIXTURE == SHIPPED_MIXTURES["robust"]
 
 
 @pytest.mark.parametrize("data, words", [

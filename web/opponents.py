@@ -26,6 +26,7 @@ class Offered:
 OFFERED = (
     Offered("ppo", "the shipped trained agent"),
     Offered("robust", "the shipped agent that is hard to exploit: one of three trained policies a game"),
+    Offered("mmd", "the shipped agent trained on by MMD: stronger than ppo in 2-player games, ppo in others"),
     Offered("heuristic", "rule-based"),
     Offered("random", "random legal moves"),
     Offered("ismcts:seconds=1", "tree search, 1 s a move"),
