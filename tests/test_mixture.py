@@ -96,8 +96,9 @@ def test_mmd_plays_the_shipped_mmd_policy_in_2_player_games_and_the_shipped_poli
     assert agent.weights(3) == agent.weights(4) == agent.weights(5) == {"ppo": 1.0}
     assert same_policy(first_member(agent, 0), SHIPPED_POLICIES["mmd_2p"])
     assert same_policy(first_member(agent, 0, num_players=4), SHIPPED_POLICIES["ppo"])
-    assert model_files("mmd")["shipped mmd mixture"] == SHIPPED_MIXTURES["mmd"]
-    assert model_files("mmd")["shipped mmd_2p"] == SHIPPED_POLICIES["mmd_2p"]
+    files = model_files("mmd")
+    assert files["shipped mmd mixture"] == SHIPPED_MIXTURES["mmd"]
+    assert files["shipped mmd_2p"] == SHIPPED_POLICIES["mmd_2p"]
 
 
 def test_the_old_name_of_the_robust_mixture_file_warns_and_still_names_it():
