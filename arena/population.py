@@ -175,6 +175,30 @@ def max_entropy_nash(antisymmetric: np.ndarray) -> np.ndarray:
     return p / p.sum()
 
 
+def least_exploitable_mixture(antisymmetric: np.ndarray, candidates: Sequence[int]) -> tuple[np.ndarray, float]:
+    """(mixture, value): the mixture over the agents ``candidates`` (indices; the other weights 0) that minimises the
+    most any agent of the game scores against it, ``max(A p)``, and that value (0 where the candidates hold a Nash
+    equilibrium of the whole game, more where every mixture of them is beaten). A restricted-support minimax: the
+    mixture to play when only some agents are acceptable (strong enough against outside opponents), judged against
+    every agent of the population. A ValueError for an empty, repeated or out-of-range ``candidates``."""
+    from scipy.optimize import linprog
+    a = np.asarray(antisymmetric, dtype=float)
+    n, rows = len(a), list(candidates)
+    if not rows or len(set(rows)) != len(rows) or not all(0 <= i < n for i in rows):
+        raise ValueError(f"candidates must be distinct indices of the {n} agents, at least one; got {rows}")
+    k = len(rows)
+    # variables: the k weights and the value v; minimise v subject to A[:, rows] p - v <= 0, sum p = 1
+    found = linprog(np.r_[np.zeros(k), 1.0], A_ub=np.c_[a[:, rows], -np.ones(n)], b_ub=np.zeros(n),
+                    A_eq=np.r_[np.ones(k), 0.0][None, :], b_eq=[1.0], bounds=[(0, 1)] * k + [(None, None)],
+                    method="highs")
+    if not found.success:  # cannot happen: any mixture of the candidates is feasible
+        raise ValueError(f"no mixture found ({found.message})")
+    p = np.zeros(n)
+    p[rows] = np.clip(found.x[:k], 0.0, None)
+    p /= p.sum()
+    return p, float(np.max(a @ p))
+
+
 def analyse(games: Sequence[dict], names: Sequence[str]) -> Population:
     """The payoff matrix and Nash averaging of ``games`` (record lines) among the agents ``names``."""
     payoff, low, high, count = payoff_matrix(games, len(names))

@@ -26,6 +26,11 @@ about 12 minutes of wall time with the evaluations and games).
 
     python benchmarks/psro.py --help
     python benchmarks/psro.py --out runs/psro --iterations 4 --steps 8000000
+
+`--iterations 0` plays the round-robin alone. `--candidates SPEC ...` restricts a last mixture to some members
+(those strong enough against opponents outside the population, say): `mixture_candidates.json` is the mixture of
+them that the best member of the whole population beats least (`least_exploitable_mixture`), printed with that
+member and its win rate, a lower bound on what a fresh best response wins against it.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from packetrow_arena.population import max_entropy_nash
+from packetrow_arena.population import least_exploitable_mixture, max_entropy_nash
 from packetrow_arena.tournament import run_tournament
 from packetrow_train.exploit import ExploitError, check_anchors, exploit
 
@@ -48,15 +53,27 @@ def pair_win_rate(a: str, b: str, games: int, seed: int, workers: int) -> float:
     return float(result.table[0]["win_rate"])
 
 
-def nash_mixture(members: list[str], wins: dict) -> list[float]:
-    """The maximum-entropy Nash weights of the members' meta-game; ``wins["a|b"]``: a's win rate against b."""
+def meta_game(members: list[str], wins: dict) -> np.ndarray:
+    """The members' antisymmetric meta-game: A[i, j] = i's win rate against j less 1/2 (``wins["a|b"]``)."""
     size = len(members)
     payoff = np.zeros((size, size))
     for i, a in enumerate(members):
         for j, b in enumerate(members):
             if i != j:
                 payoff[i, j] = wins[f"{a}|{b}"] - 0.5
-    return [float(w) for w in max_entropy_nash((payoff - payoff.T) / 2)]
+    return (payoff - payoff.T) / 2
+
+
+def nash_mixture(members: list[str], wins: dict) -> list[float]:
+    """The maximum-entropy Nash weights of the members' meta-game."""
+    return [float(w) for w in max_entropy_nash(meta_game(members, wins))]
+
+
+def candidates_mixture(members: list[str], wins: dict, candidates: list[str]) -> tuple[list[float], str, float]:
+    """(weights, best member, its win rate): the mixture of ``candidates`` that the best member beats least."""
+    game = meta_game(members, wins)
+    weights, value = least_exploitable_mixture(game, [members.index(c) for c in candidates])
+    return [float(w) for w in weights], members[int(np.argmax(game @ weights))], value + 0.5
 
 
 def write_mixture(path: Path, members: list[str], weights: list[float]) -> str:
@@ -111,7 +128,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=Path("runs/psro"), help="the run's folder (default runs/psro)")
     parser.add_argument("--members", nargs="+", default=["ppo"], metavar="SPEC",
                         help="the first population, agent specs (default: ppo)")
-    parser.add_argument("--iterations", type=int, default=3, help="best responses to train (default 3)")
+    parser.add_argument("--iterations", type=int, default=3,
+                        help="best responses to train (default 3; 0: only the members' round-robin and its mixtures)")
     parser.add_argument("--steps", type=int, default=8_000_000,
                         help="learner steps of each best response (default 8000000)")
     parser.add_argument("--start", default="ppo", help="the policy each best response starts from (default ppo)")
@@ -124,16 +142,18 @@ def main(argv=None) -> int:
                         help="duplicate games of each pair of members (default 400)")
     parser.add_argument("--pair-seed", type=int, default=11, help="seed of the pairs' deals (default 11)")
     parser.add_argument("--workers", type=int, default=2, help="processes playing games (default 2)")
+    parser.add_argument("--candidates", nargs="+", default=[], metavar="SPEC",
+                        help="members of the first population a last mixture is restricted to: the mixture of them "
+                             "that the best member beats least, written as mixture_candidates.json (default: none)")
     args = parser.parse_args(argv)
-    if args.iterations < 1 or args.steps < 1 or args.games < 2 or args.games % 2 or args.pair_games < 2 \
+    if args.iterations < 0 or args.steps < 1 or args.games < 2 or args.games % 2 or args.pair_games < 2 \
             or args.pair_games % 2:
-        parser.error("--iterations and --steps must be positive, --games and --pair-games positive and even")
+        parser.error("--iterations must be 0 or more, --steps positive, --games and --pair-games positive and even")
     anchors = dict(args.anchors)
     try:
         check_anchors(anchors)
     except ExploitError as error:
         parser.error(f"--anchors: {error}")
-    args.out.mkdir(parents=True, exist_ok=True)
     state_file = args.out / "psro.json"
     state = json.loads(state_file.read_text()) if state_file.exists() else {
         "members": list(args.members), "wins": {}, "rows": [], "steps": args.steps, "start": args.start,
@@ -142,6 +162,11 @@ def main(argv=None) -> int:
         parser.error(f"{state_file} was run with --steps {state['steps']} --start {state['start']} --anchors "
                      f"{' '.join(f'{a}={w:g}' for a, w in state.get('anchors', {}).items()) or '(none)'}; resume "
                      "with those")
+    unknown = [c for c in args.candidates if c not in state["members"]]
+    if unknown or len(set(args.candidates)) != len(args.candidates):
+        parser.error(f"--candidates must be distinct members of the population ({', '.join(state['members'])}); "
+                     f"{'not members: ' + ', '.join(unknown) if unknown else 'one is repeated'}")
+    args.out.mkdir(parents=True, exist_ok=True)
     complete_pairs(state, args)
     for iteration in range(len(state["rows"]) + 1, args.iterations + 1):
         weights = nash_mixture(state["members"], state["wins"])
@@ -159,6 +184,10 @@ def main(argv=None) -> int:
         print(table(state), file=sys.stderr, flush=True)
     weights = nash_mixture(state["members"], state["wins"])
     print(f"the last mixture: {write_mixture(args.out / 'mixture_last.json', state['members'], weights)}")
+    if args.candidates:
+        weights, best, rate = candidates_mixture(state["members"], state["wins"], args.candidates)
+        spec = write_mixture(args.out / "mixture_candidates.json", state["members"], weights)
+        print(f"the candidates' mixture: {spec}; the best member against it, {best}, wins {100 * rate:.1f}%")
     print(table(state))
     return 0
 

@@ -1,16 +1,17 @@
-"""Population analysis: pairwise scores and payoff intervals by hand, the maximum-entropy Nash, mixtures split into
-their members, the command."""
+"""Population analysis: pairwise scores and payoff intervals by hand, the maximum-entropy Nash and the least
+exploitable mixture of some agents, mixtures split into their members, the command, the PSRO script's round-robin."""
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from packetrow_cli.main import main
 from packetrow_agents.registry import make_agent
-from packetrow_arena.population import (analyse, analyse_file, max_entropy_nash, pair_scores, payoff_matrix,
-                                        split_mixtures)
+from packetrow_arena.population import (analyse, analyse_file, least_exploitable_mixture, max_entropy_nash,
+                                        pair_scores, payoff_matrix, split_mixtures)
 from packetrow_arena.records import iter_replay, read_records
 from packetrow_arena.tournament import run_tournament
 from packetrow_env.seat_view import SeatView
@@ -46,6 +47,22 @@ def test_max_entropy_nash_of_known_games():
     assert max_entropy_nash(copied) == pytest.approx([1 / 6, 1 / 6, 1 / 3, 1 / 3], abs=1e-5)
     dominant = np.array([[0, 0.4, 0.3], [-0.4, 0, 0.2], [-0.3, -0.2, 0.0]])
     assert max_entropy_nash(dominant) == pytest.approx([1, 0, 0], abs=1e-6)
+
+
+def test_least_exploitable_mixture_by_hand():
+    rps = np.array([[0, 1, -1], [-1, 0, 1], [1, -1, 0.0]])
+    # rock and paper only, (x, 1 - x): A p = (1 - x, -x, 2x - 1), whose max is least at x = 2/3, value 1/3
+    mixture, value = least_exploitable_mixture(rps, [0, 1])
+    assert mixture == pytest.approx([2 / 3, 1 / 3, 0], abs=1e-6) and value == pytest.approx(1 / 3, abs=1e-6)
+    mixture, value = least_exploitable_mixture(rps, [0, 1, 2])  # every agent allowed: the equilibrium, value 0
+    assert mixture == pytest.approx([1 / 3] * 3, abs=1e-6) and value == pytest.approx(0, abs=1e-6)
+    # without the dominant agent: (0, y, 1 - y) scores A p = (0.3 + 0.1y, 0.2 - 0.2y, -0.2y), least at y = 0
+    dominant = np.array([[0, 0.4, 0.3], [-0.4, 0, 0.2], [-0.3, -0.2, 0.0]])
+    mixture, value = least_exploitable_mixture(dominant, [1, 2])
+    assert mixture == pytest.approx([0, 0, 1], abs=1e-6) and value == pytest.approx(0.3, abs=1e-6)
+    for bad in ([], [0, 0], [3], [-1]):
+        with pytest.raises(ValueError, match="candidates must be distinct indices of the 3 agents"):
+            least_exploitable_mixture(rps, bad)
 
 
 def test_a_cycle_of_agents_has_no_best_agent():
@@ -143,3 +160,35 @@ def test_split_mixtures_refuses_a_mixture_file_changed_since(mixture_records, tm
     finally:
         mixture.write_text(saved)
     assert exit_info.value.code == 2 and "sha256 differs" in capsys.readouterr().err
+
+
+def _psro_script():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("psro_benchmark", Path(__file__).parents[1] / "benchmarks" / "psro.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_psro_round_robin_alone_and_a_candidates_mixture(tmp_path, capsys):
+    """`benchmarks/psro.py --iterations 0`: the round-robin alone; `--candidates`: the mixture restricted to them."""
+    psro = _psro_script()
+    out = tmp_path / "rr"
+    members = ["random", "heuristic", "ppo"]
+    assert psro.main(["--out", str(out), "--iterations", "0", "--pair-games", "4", "--workers", "1",
+                      "--members", *members, "--candidates", "random", "heuristic"]) == 0
+    state = json.loads((out / "psro.json").read_text())
+    assert state["rows"] == [] and len(state["wins"]) == 6
+    assert all(state["wins"][f"{a}|{b}"] + state["wins"][f"{b}|{a}"] == pytest.approx(1) for a in members
+               for b in members if a != b)
+    restricted = json.loads((out / "mixture_candidates.json").read_text())["mixture"]
+    assert set(restricted) <= {"random", "heuristic"} and sum(restricted.values()) == pytest.approx(1, abs=1e-3)
+    weights, best, rate = psro.candidates_mixture(members, state["wins"], ["random", "heuristic"])
+    assert best in members and rate >= 0.5 and weights[2] == 0  # ppo is no candidate
+    assert f"the best member against it, {best}, wins {100 * rate:.1f}%" in capsys.readouterr().out
+    for bad, why in ((["random", "search"], "not members: search"), (["random", "random"], "one is repeated")):
+        with pytest.raises(SystemExit) as stop:
+            psro.main(["--out", str(tmp_path / "bad"), "--iterations", "0", "--members", *members,
+                       "--candidates", *bad])
+        assert stop.value.code == 2 and why in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()  # refused before anything was made
