@@ -143,7 +143,7 @@ def main(argv=None) -> int:
     parser.add_argument("--pair-seed", type=int, default=11, help="seed of the pairs' deals (default 11)")
     parser.add_argument("--workers", type=int, default=2, help="processes playing games (default 2)")
     parser.add_argument("--candidates", nargs="+", default=[], metavar="SPEC",
-                        help="members of the first population a last mixture is restricted to: the mixture of them "
+                        help="members of the population a last mixture is restricted to: the mixture of them "
                              "that the best member beats least, written as mixture_candidates.json (default: none)")
     args = parser.parse_args(argv)
     if args.iterations < 0 or args.steps < 1 or args.games < 2 or args.games % 2 or args.pair_games < 2 \
