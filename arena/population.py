@@ -175,12 +175,19 @@ def max_entropy_nash(antisymmetric: np.ndarray) -> np.ndarray:
     return p / p.sum()
 
 
-def least_exploitable_mixture(antisymmetric: np.ndarray, candidates: Sequence[int]) -> tuple[np.ndarray, float]:
+def least_exploitable_mixture(antisymmetric: np.ndarray, candidates: Sequence[int], strength: Sequence[float] = (),
+                              floor: float | None = None) -> tuple[np.ndarray, float]:
     """(mixture, value): the mixture over the agents ``candidates`` (indices; the other weights 0) that minimises the
     most any agent of the game scores against it, ``max(A p)``, and that value (0 where the candidates hold a Nash
     equilibrium of the whole game, more where every mixture of them is beaten). A restricted-support minimax: the
     mixture to play when only some agents are acceptable (strong enough against outside opponents), judged against
-    every agent of the population. A ValueError for an empty, repeated or out-of-range ``candidates``."""
+    every agent of the population.
+
+    ``strength`` and ``floor`` instead admit every candidate but keep the mixture strong on average: ``strength[k]``
+    is candidate ``k``'s score against an opponent outside the population (its win rate against search, say), and
+    the mixture's expected score, ``sum p_k strength[k]``, must be at least ``floor`` (a mixture drawn per game
+    scores exactly that in expectation). A ValueError for an empty, repeated or out-of-range ``candidates``, a
+    ``strength`` not one finite number per candidate, or a ``floor`` no candidate reaches."""
     from scipy.optimize import linprog
     a = np.asarray(antisymmetric, dtype=float)
     n, rows = len(a), list(candidates)
@@ -188,10 +195,19 @@ def least_exploitable_mixture(antisymmetric: np.ndarray, candidates: Sequence[in
         raise ValueError(f"candidates must be distinct indices of the {n} agents, at least one; got {rows}")
     k = len(rows)
     # variables: the k weights and the value v; minimise v subject to A[:, rows] p - v <= 0, sum p = 1
-    found = linprog(np.r_[np.zeros(k), 1.0], A_ub=np.c_[a[:, rows], -np.ones(n)], b_ub=np.zeros(n),
-                    A_eq=np.r_[np.ones(k), 0.0][None, :], b_eq=[1.0], bounds=[(0, 1)] * k + [(None, None)],
-                    method="highs")
-    if not found.success:  # cannot happen: any mixture of the candidates is feasible
+    bound_rows, bounds = np.c_[a[:, rows], -np.ones(n)], np.zeros(n)
+    if floor is not None:
+        score = np.asarray(strength, dtype=float)
+        if score.shape != (k,) or not np.all(np.isfinite(score)) or not np.isfinite(floor):
+            raise ValueError(f"strength must be one finite score per candidate ({k}) and floor finite; got "
+                             f"{list(strength)} and {floor}")
+        if score.max() < floor:
+            raise ValueError(f"no mixture of the candidates reaches the floor {floor}: their best strength is "
+                             f"{score.max()}")
+        bound_rows, bounds = np.r_[bound_rows, np.r_[-score, 0.0][None, :]], np.r_[bounds, -floor]
+    found = linprog(np.r_[np.zeros(k), 1.0], A_ub=bound_rows, b_ub=bounds, A_eq=np.r_[np.ones(k), 0.0][None, :],
+                    b_eq=[1.0], bounds=[(0, 1)] * k + [(None, None)], method="highs")
+    if not found.success:  # cannot happen: the checks above leave a feasible mixture
         raise ValueError(f"no mixture found ({found.message})")
     p = np.zeros(n)
     p[rows] = np.clip(found.x[:k], 0.0, None)

@@ -30,7 +30,9 @@ about 12 minutes of wall time with the evaluations and games).
 `--iterations 0` plays the round-robin alone. `--candidates SPEC ...` restricts a last mixture to some members
 (those strong enough against opponents outside the population, say): `mixture_candidates.json` is the mixture of
 them that the best member of the whole population beats least (`least_exploitable_mixture`), printed with that
-member and its win rate, a lower bound on what a fresh best response wins against it.
+member and its win rate, a lower bound on what a fresh best response wins against it. With `--strength SPEC=RATE`
+for every candidate (its win rate against an opponent outside the population, ISMCTS say) and `--floor F`, the
+mixture may use every candidate but must score at least F against that opponent on average.
 """
 
 from __future__ import annotations
@@ -69,10 +71,13 @@ def nash_mixture(members: list[str], wins: dict) -> list[float]:
     return [float(w) for w in max_entropy_nash(meta_game(members, wins))]
 
 
-def candidates_mixture(members: list[str], wins: dict, candidates: list[str]) -> tuple[list[float], str, float]:
-    """(weights, best member, its win rate): the mixture of ``candidates`` that the best member beats least."""
+def candidates_mixture(members: list[str], wins: dict, candidates: list[str], strength: dict | None = None,
+                       floor: float | None = None) -> tuple[list[float], str, float]:
+    """(weights, best member, its win rate): the mixture of ``candidates`` that the best member beats least; with
+    ``floor``, among those whose average ``strength`` (a score per candidate) is at least ``floor``."""
     game = meta_game(members, wins)
-    weights, value = least_exploitable_mixture(game, [members.index(c) for c in candidates])
+    weights, value = least_exploitable_mixture(game, [members.index(c) for c in candidates],
+                                               [strength[c] for c in candidates] if floor is not None else (), floor)
     return [float(w) for w in weights], members[int(np.argmax(game @ weights))], value + 0.5
 
 
@@ -145,6 +150,10 @@ def main(argv=None) -> int:
     parser.add_argument("--candidates", nargs="+", default=[], metavar="SPEC",
                         help="members of the population a last mixture is restricted to: the mixture of them "
                              "that the best member beats least, written as mixture_candidates.json (default: none)")
+    parser.add_argument("--strength", nargs="+", type=anchor, default=[], metavar="SPEC=RATE",
+                        help="each candidate's win rate against an opponent outside the population, for --floor")
+    parser.add_argument("--floor", type=float, default=None,
+                        help="the least average --strength the candidates' mixture may have (default: none)")
     args = parser.parse_args(argv)
     if args.iterations < 0 or args.steps < 1 or args.games < 2 or args.games % 2 or args.pair_games < 2 \
             or args.pair_games % 2:
@@ -166,6 +175,17 @@ def main(argv=None) -> int:
     if unknown or len(set(args.candidates)) != len(args.candidates):
         parser.error(f"--candidates must be distinct members of the population ({', '.join(state['members'])}); "
                      f"{'not members: ' + ', '.join(unknown) if unknown else 'one is repeated'}")
+    strength = dict(args.strength)
+    if args.floor is not None:
+        missing = [c for c in args.candidates if c not in strength]
+        if not args.candidates or missing or not all(0 <= r <= 1 for r in strength.values()) \
+                or not 0 <= args.floor <= 1:
+            parser.error("--floor needs --candidates, a --strength SPEC=RATE for each (rates and floor in [0, 1]) and "
+                         f"a floor some candidate reaches; missing: {', '.join(missing) or 'none'}")
+        if max(strength[c] for c in args.candidates) < args.floor:
+            parser.error(f"--floor {args.floor}: no candidate's --strength reaches it")
+    elif strength:
+        parser.error("--strength is read only with --floor")
     args.out.mkdir(parents=True, exist_ok=True)
     complete_pairs(state, args)
     for iteration in range(len(state["rows"]) + 1, args.iterations + 1):
@@ -185,7 +205,8 @@ def main(argv=None) -> int:
     weights = nash_mixture(state["members"], state["wins"])
     print(f"the last mixture: {write_mixture(args.out / 'mixture_last.json', state['members'], weights)}")
     if args.candidates:
-        weights, best, rate = candidates_mixture(state["members"], state["wins"], args.candidates)
+        weights, best, rate = candidates_mixture(state["members"], state["wins"], args.candidates, strength,
+                                                 args.floor)
         spec = write_mixture(args.out / "mixture_candidates.json", state["members"], weights)
         print(f"the candidates' mixture: {spec}; the best member against it, {best}, wins {100 * rate:.1f}%")
     print(table(state))

@@ -65,6 +65,21 @@ def test_least_exploitable_mixture_by_hand():
             least_exploitable_mixture(rps, bad)
 
 
+def test_least_exploitable_mixture_with_a_strength_floor_by_hand():
+    rps = np.array([[0, 1, -1], [-1, 0, 1], [1, -1, 0.0]])
+    # rock scores 0.7 outside, paper 0.4: (x, 1 - x) must have 0.3x + 0.4 >= 0.64, x >= 0.8, where
+    # max(1 - x, -x, 2x - 1) = 0.6; a floor the free optimum x = 2/3 already reaches changes nothing
+    mixture, value = least_exploitable_mixture(rps, [0, 1], strength=[0.7, 0.4], floor=0.64)
+    assert mixture == pytest.approx([0.8, 0.2, 0], abs=1e-6) and value == pytest.approx(0.6, abs=1e-6)
+    mixture, value = least_exploitable_mixture(rps, [0, 1], strength=[0.7, 0.4], floor=0.5)
+    assert mixture == pytest.approx([2 / 3, 1 / 3, 0], abs=1e-6) and value == pytest.approx(1 / 3, abs=1e-6)
+    with pytest.raises(ValueError, match="no mixture of the candidates reaches the floor 0.75"):
+        least_exploitable_mixture(rps, [0, 1], strength=[0.7, 0.4], floor=0.75)
+    for strength in ([0.7], [0.7, float("nan")], [0.7, 0.4, 0.5]):
+        with pytest.raises(ValueError, match="strength must be one finite score per candidate"):
+            least_exploitable_mixture(rps, [0, 1], strength=strength, floor=0.5)
+
+
 def test_a_cycle_of_agents_has_no_best_agent():
     """a beats b beats c beats a: the equilibrium plays all three and every Nash average is 0."""
     games = []
@@ -192,3 +207,16 @@ def test_psro_round_robin_alone_and_a_candidates_mixture(tmp_path, capsys):
                        "--candidates", *bad])
         assert stop.value.code == 2 and why in capsys.readouterr().err
     assert not (tmp_path / "bad").exists()  # refused before anything was made
+    # a strength floor: heuristic 0.9, random 0.1 against some outside opponent; at least 0.8 on average
+    assert psro.main(["--out", str(out), "--iterations", "0", "--members", *members, "--candidates", "random",
+                      "heuristic", "--strength", "random=0.1", "heuristic=0.9", "--floor", "0.8"]) == 0
+    floored = json.loads((out / "mixture_candidates.json").read_text())["mixture"]
+    assert 0.1 * floored.get("random", 0) + 0.9 * floored.get("heuristic", 0) >= 0.8 - 1e-3
+    for bad, why in ((["--strength", "random=0.1", "--floor", "0.5"], "missing: heuristic"),
+                     (["--strength", "random=0.1", "heuristic=0.2", "--floor", "0.5"], "no candidate's --strength"),
+                     (["--strength", "random=0.1", "heuristic=0.2"], "only with --floor")):
+        with pytest.raises(SystemExit) as stop:
+            psro.main(["--out", str(tmp_path / "bad"), "--iterations", "0", "--members", *members,
+                       "--candidates", "random", "heuristic", *bad])
+        assert stop.value.code == 2 and why in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
