@@ -32,7 +32,8 @@ about 12 minutes of wall time with the evaluations and games).
 them that the best member of the whole population beats least (`least_exploitable_mixture`), printed with that
 member and its win rate, a lower bound on what a fresh best response wins against it. With `--strength SPEC=RATE`
 for every candidate (its win rate against an opponent outside the population, ISMCTS say) and `--floor F`, the
-mixture may use every candidate but must score at least F against that opponent on average.
+mixture may use every candidate but must score at least F against that opponent on average
+(`mixture_candidates_floor_F.json`).
 """
 
 from __future__ import annotations
@@ -178,10 +179,12 @@ def main(argv=None) -> int:
     strength = dict(args.strength)
     if args.floor is not None:
         missing = [c for c in args.candidates if c not in strength]
-        if not args.candidates or missing or not all(0 <= r <= 1 for r in strength.values()) \
-                or not 0 <= args.floor <= 1:
-            parser.error("--floor needs --candidates, a --strength SPEC=RATE for each (rates and floor in [0, 1]) and "
-                         f"a floor some candidate reaches; missing: {', '.join(missing) or 'none'}")
+        extra = [s for s in strength if s not in args.candidates]
+        if not args.candidates or missing or extra or len(strength) < len(args.strength) \
+                or not all(0 <= r <= 1 for r in strength.values()) or not 0 <= args.floor <= 1:
+            parser.error("--floor needs --candidates and one --strength SPEC=RATE for each of them, rates and floor "
+                         f"in [0, 1]; missing: {', '.join(missing) or 'none'}; not candidates: "
+                         f"{', '.join(extra) or 'none'}")
         if max(strength[c] for c in args.candidates) < args.floor:
             parser.error(f"--floor {args.floor}: no candidate's --strength reaches it")
     elif strength:
@@ -207,7 +210,8 @@ def main(argv=None) -> int:
     if args.candidates:
         weights, best, rate = candidates_mixture(state["members"], state["wins"], args.candidates, strength,
                                                  args.floor)
-        spec = write_mixture(args.out / "mixture_candidates.json", state["members"], weights)
+        name = "mixture_candidates.json" if args.floor is None else f"mixture_candidates_floor_{args.floor:g}.json"
+        spec = write_mixture(args.out / name, state["members"], weights)
         print(f"the candidates' mixture: {spec}; the best member against it, {best}, wins {100 * rate:.1f}%")
     print(table(state))
     return 0

@@ -210,10 +210,12 @@ def test_psro_round_robin_alone_and_a_candidates_mixture(tmp_path, capsys):
     # a strength floor: heuristic 0.9, random 0.1 against some outside opponent; at least 0.8 on average
     assert psro.main(["--out", str(out), "--iterations", "0", "--members", *members, "--candidates", "random",
                       "heuristic", "--strength", "random=0.1", "heuristic=0.9", "--floor", "0.8"]) == 0
-    floored = json.loads((out / "mixture_candidates.json").read_text())["mixture"]
+    floored = json.loads((out / "mixture_candidates_floor_0.8.json").read_text())["mixture"]
     assert 0.1 * floored.get("random", 0) + 0.9 * floored.get("heuristic", 0) >= 0.8 - 1e-3
     for bad, why in ((["--strength", "random=0.1", "--floor", "0.5"], "missing: heuristic"),
                      (["--strength", "random=0.1", "heuristic=0.2", "--floor", "0.5"], "no candidate's --strength"),
+                     (["--strength", "random=0.1", "heuristic=0.9", "ppo=0.5", "--floor", "0.5"],
+                      "not candidates: ppo"),
                      (["--strength", "random=0.1", "heuristic=0.2"], "only with --floor")):
         with pytest.raises(SystemExit) as stop:
             psro.main(["--out", str(tmp_path / "bad"), "--iterations", "0", "--members", *members,
