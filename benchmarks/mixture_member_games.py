@@ -24,7 +24,6 @@ each member's share. The mixture is the first entry of the tournament.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import defaultdict
 
