@@ -41,16 +41,17 @@ def read(path: str) -> tuple[dict, dict[int, dict]]:
     return records.header, {game["index"]: game for game in records.games}
 
 
-def drawn(header: dict, game: dict) -> str:
-    """The member the mixture (entry 0) plays in ``game``."""
-    weights = mixture_weights(header["specs"][0], header["num_players"])
+def members(header: dict, member: str) -> dict[str, float]:
+    """The weights of the mixture (entry 0) of a record file's ``header``, checked to hold ``member``."""
+    weights = mixture_weights(header["specs"][0], header["num_players"]) or {}
+    if member not in weights:
+        raise SystemExit(f"{member!r} is not a member of {header['specs'][0]}; its members: {', '.join(weights)}")
+    return weights
+
+
+def drawn(weights: dict[str, float], game: dict) -> str:
+    """The member the mixture of ``weights`` (entry 0) plays in ``game``."""
     return draw_member(weights, game["agent_seeds"][game["entries"].index(0)])
-
-
-def check_member(header: dict, member: str) -> None:
-    members = mixture_weights(header["specs"][0], header["num_players"]) or {}
-    if member not in members:
-        raise SystemExit(f"{member!r} is not a member of {header['specs'][0]}; its members: {', '.join(members)}")
 
 
 def mixture_games(header: dict, games: int) -> list[dict]:
@@ -68,9 +69,9 @@ def mixture_games(header: dict, games: int) -> list[dict]:
 
 def play(args) -> int:
     header, held = read(args.records)
-    check_member(header, args.member)
+    weights = members(header, args.member)
     todo = [g["index"] for g in mixture_games(header, args.games)
-            if g["index"] not in held and drawn(header, g) != args.member]
+            if g["index"] not in held and drawn(weights, g) != args.member]
     print(f"{len(todo)} games to play: {todo}", flush=True)
     play_games(header["specs"], header["num_players"], todo, seed=header["seed"], workers=args.workers,
                progress=not args.no_progress, chunk_size=1,
@@ -83,7 +84,7 @@ def count(args) -> int:
     if not member:
         raise SystemExit("mixture_member_games count: --member is SPEC=RECORDS (the member's match's record file)")
     header, held = read(args.records)
-    check_member(header, member)
+    weights = members(header, member)
     member_header, member_held = read(member_path)
     for key in ("num_players", "seed", "schedule"):
         if header.get(key) != member_header.get(key):
@@ -97,18 +98,18 @@ def count(args) -> int:
         index = game["index"]
         if index in held:
             record = held[index]
-            if drawn(header, record) == member and index in member_held:
+            if drawn(weights, record) == member and index in member_held:
                 if any(record[k] != member_held[index][k] for k in SAME_GAME):
                     raise SystemExit(f"game {index}: the mixture's game is not its member's: the rule fails here")
                 checked += 1
-        elif drawn(header, game) == member and index in member_held:
+        elif drawn(weights, game) == member and index in member_held:
             record, taken = member_held[index], taken + 1
         else:
             missing += 1
             continue
         seat, ranks = record["entries"].index(0), record["ranks"]
         best = min(ranks)
-        who = drawn(header, record)
+        who = drawn(weights, record)
         wins[who] += 1 / ranks.count(best) if ranks[seat] == best else 0.0
         played[who] += 1
     total, n = sum(wins.values()), sum(played.values())

@@ -49,7 +49,8 @@ def test_play_plays_exactly_the_mixtures_games_in_which_it_draws_another_member(
     assert script.main(["play", "--records", str(path), "--member", "heuristic", "--games", str(GAMES),
                         "--workers", "1", "--no-progress"]) == 0
     played = read_records(path).games
-    others = [g for g in whole.records if script.drawn(read_records(path).header, g) != "heuristic"]
+    weights = script.members(read_records(path).header, "heuristic")
+    others = [g for g in whole.records if script.drawn(weights, g) != "heuristic"]
     assert 0 < len(others) < GAMES
     assert sorted(played, key=lambda g: g["index"]) == others
 
@@ -58,8 +59,9 @@ def test_count_from_the_members_match_gives_the_whole_matchs_wins(matches, capsy
     root, whole = matches
     script = _script()
     # the mixture's file holds its games with the random member and the first half of those with the heuristic
-    path = _file_with(root, "count", lambda game: game["index"] < GAMES // 2 or
-                      script.drawn(read_records(root / "whole" / "records.jsonl").header, game) != "heuristic")
+    weights = script.members(read_records(root / "whole" / "records.jsonl").header, "heuristic")
+    path = _file_with(root, "count",
+                      lambda game: game["index"] < GAMES // 2 or script.drawn(weights, game) != "heuristic")
     member = root / "member" / "records.jsonl"
     assert script.main(["count", "--records", str(path), "--member", f"heuristic={member}",
                         "--games", str(GAMES)]) == 0
