@@ -352,7 +352,7 @@ def test_policy_agent_errors_say_what_to_do(tmp_path, monkeypatch):
                                   "ppo_packetrow_mmd_2p_step3", "ppo_packetrow_mmd_2p_step4",
                                   "ppo_packetrow_mmd_2p_fresh", "ppo_packetrow_mmd_2p_fresh_heuristic",
                                   "ppo_packetrow_mmd_2p_step5", "ppo_packetrow_mmd_2p_step6",
-                                  "ppo_packetrow_mmd_2p_step7",
+                                  "ppo_packetrow_mmd_2p_step7", "ppo_packetrow_mmd_2p_step8",
                                   "exploit_magnet_mmd_2p"])
 def test_shipped_configs_load(name):
     config = load_config(CONFIGS / f"{name}.yaml")
