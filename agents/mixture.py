@@ -20,8 +20,10 @@ each game (``weights``), so that it trains at the compiled members' speed.
 Two shipped agents are mixture files (``ShippedMixtureAgent``; docs/model_card.md): ``robust`` (``RobustAgent``,
 ``models/robust.json``) plays, in 2-player games, the mixture PSRO found over best responses to the shipped policy,
 which a best response trained against it beats less often than it beats the shipped policy; ``mmd`` (``MMDAgent``,
-``models/mmd.json``) plays the shipped policy trained on by MMD in 2-player games (``ppo:mmd_2p``), stronger and
-harder to exploit than it there. Both play the shipped policy ``ppo`` in 3-5 player games.
+``models/mmd.json``) plays, in 2-player games, the shipped policy trained on by MMD (``ppo:mmd_2p``, weight 0.38)
+and its counter from the seventh step of that training (``ppo:mmd_2p_step7``, 0.62), the least exploitable mixture
+of that population that keeps its strength against search. Both play the shipped policy ``ppo`` in 3-5 player
+games.
 """
 
 from __future__ import annotations
@@ -106,7 +108,8 @@ class RobustAgent(ShippedMixtureAgent):
 
 
 class MMDAgent(ShippedMixtureAgent):
-    """``models/mmd.json`` (module docstring): the MMD policy in 2-player games, ``ppo`` in others."""
+    """``models/mmd.json`` (module docstring): the MMD policy and its seventh step's counter in 2-player games,
+    ``ppo`` in others."""
 
     agent_name = "mmd"
 

@@ -67,7 +67,8 @@ def same_policy(agent, path) -> bool:
 
 
 def test_a_shipped_policy_is_named_in_a_spec_and_its_file_is_checked_on_resume():
-    assert set(SHIPPED_POLICIES) == {"ppo", "robust_br60", "robust_br60_br10", "robust_psro2", "mmd_2p"}
+    assert set(SHIPPED_POLICIES) == {"ppo", "robust_br60", "robust_br60_br10", "robust_psro2", "mmd_2p",
+                                      "mmd_2p_step7"}
     for name, path in SHIPPED_POLICIES.items():
         assert same_policy(make_agent(f"ppo:{name}"), path)
     assert model_files("ppo:robust_br60")["shipped robust_br60"] == SHIPPED_POLICIES["robust_br60"]
@@ -89,16 +90,28 @@ def test_robust_plays_the_shipped_psro_mixture_in_2_player_games_and_the_shipped
     assert {f"shipped {name}" for name in ("robust_br60", "robust_br60_br10", "robust_psro2")} <= set(files)
 
 
-def test_mmd_plays_the_shipped_mmd_policy_in_2_player_games_and_the_shipped_policy_in_others():
+def test_mmd_plays_the_shipped_mmd_mixture_in_2_player_games_and_the_shipped_policy_in_others():
     agent = make_agent("mmd")
     assert isinstance(agent, MMDAgent) and agent.name == "mmd"
-    assert agent.weights(2) == {"ppo:mmd_2p": 1.0}
+    assert agent.weights(2) == {"ppo:mmd_2p": 0.3846, "ppo:mmd_2p_step7": 0.6154}
     assert agent.weights(3) == agent.weights(4) == agent.weights(5) == {"ppo": 1.0}
-    assert same_policy(first_member(agent, 0), SHIPPED_POLICIES["mmd_2p"])
+    played = {id(first_member(agent, seed)) for seed in range(30)}
+    assert played == {id(agent.members[spec]) for spec in agent.weights(2)}  # each member plays some of 30 games
+    for name in ("mmd_2p", "mmd_2p_step7"):
+        assert any(same_policy(first_member(agent, seed), SHIPPED_POLICIES[name]) for seed in range(30))
     assert same_policy(first_member(agent, 0, num_players=4), SHIPPED_POLICIES["ppo"])
     files = model_files("mmd")
     assert files["shipped mmd mixture"] == SHIPPED_MIXTURES["mmd"]
-    assert files["shipped mmd_2p"] == SHIPPED_POLICIES["mmd_2p"]
+    assert {"shipped mmd_2p", "shipped mmd_2p_step7"} <= set(files)
+
+
+def test_mmd_draws_in_every_game_the_policy_its_measured_mixture_file_draws():
+    # the model card's 2-player figures were measured with this file, which names the same policies by path
+    measured = make_agent("mixture:benchmarks/records/round_robin_2p/with_step7/mixture_candidates_floor_0.62.json")
+    shipped = make_agent("mmd")
+    assert list(measured.weights(2).values()) == list(shipped.weights(2).values())
+    for seed in range(20):
+        assert same_policy(first_member(shipped, seed), first_member(measured, seed).path)
 
 
 def test_the_old_name_of_the_robust_mixture_file_warns_and_still_names_it():
