@@ -20,9 +20,9 @@ each game (``weights``), so that it trains at the compiled members' speed.
 Two shipped agents are mixture files (``ShippedMixtureAgent``; docs/model_card.md): ``robust`` (``RobustAgent``,
 ``models/robust.json``) plays, in 2-player games, the mixture PSRO found over best responses to the shipped policy,
 which a best response trained against it beats less often than it beats the shipped policy; ``mmd`` (``MMDAgent``,
-``models/mmd.json``) plays, in 2-player games, the shipped policy trained on by MMD (``ppo:mmd_2p``, weight 0.38)
-and its counter from the seventh step of that training (``ppo:mmd_2p_step7``, 0.62), the least exploitable mixture
-of that population that keeps its strength against search. Both play the shipped policy ``ppo`` in 3-5 player
+``models/mmd.json``) plays, in 2-player games, a mixture of the shipped policy trained on by MMD (``ppo:mmd_2p``)
+and its counter from the seventh step of that training (``ppo:mmd_2p_step7``), the least exploitable mixture of
+that population that keeps its strength against search. Both play the shipped policy ``ppo`` in 3-5 player
 games.
 """
 

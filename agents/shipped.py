@@ -17,8 +17,8 @@ SHIPPED_POLICIES = {
     "robust_br60": _shipped("robust_br60.npz"),  # a best response to 'ppo', trained 60 minutes
     "robust_br60_br10": _shipped("robust_br60_br10.npz"),  # a best response to robust_br60, trained 10 minutes
     "robust_psro2": _shipped("robust_psro2.npz"),  # PSRO's second best response
-    "mmd_2p": _shipped("mmd_2p.npz"),  # 'ppo' trained on by MMD in 2-player games ('mmd' plays it in 38% of them)
-    "mmd_2p_step7": _shipped("mmd_2p_step7.npz"),  # the seventh step's policy, F7 ('mmd' plays it in 62% of them)
+    "mmd_2p": _shipped("mmd_2p.npz"),  # 'ppo' trained on by MMD in 2-player games (a member of 'mmd' there)
+    "mmd_2p_step7": _shipped("mmd_2p_step7.npz"),  # that training's seventh step, F7 (the other member of 'mmd')
 }
 SHIPPED_VALUE = _shipped("ppo_packetrow_value.npz")  # the value network of 'ppo' (the search's default)
 # the shipped agents that are mixture files, by agent name
